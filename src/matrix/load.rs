@@ -1,0 +1,311 @@
+//! Loading and validating the matrix files, with errors that name the file and line.
+
+use super::schema::*;
+use super::Matrices;
+use crate::gfx::GfxTarget;
+use include_dir::{include_dir, Dir};
+use serde::de::DeserializeOwned;
+use std::collections::BTreeSet;
+use std::path::Path;
+
+static EMBEDDED: Dir<'_> = include_dir!("$CARGO_MANIFEST_DIR/matrices");
+
+/// The files a matrices directory must hold.
+pub const MATRIX_FILES: [&str; 4] = ["rocm.yaml", "cuda.yaml", "ngc.yaml", "gpus.yaml"];
+
+/// A matrix file that could not be read or does not validate.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{file}{}: {message}", line.map(|l| format!(":{l}")).unwrap_or_default())]
+pub struct MatrixError {
+    /// The file, as given (or `embedded:rocm.yaml`).
+    pub file: String,
+    /// 1-based line, when known.
+    pub line: Option<usize>,
+    /// What is wrong.
+    pub message: String,
+}
+
+impl Matrices {
+    /// The matrices built into the binary.
+    pub fn embedded() -> Result<Matrices, MatrixError> {
+        let text = |name: &str| -> Result<(String, String), MatrixError> {
+            let f = EMBEDDED.get_file(name).ok_or_else(|| MatrixError {
+                file: format!("embedded:{name}"),
+                line: None,
+                message: "missing from the build".into(),
+            })?;
+            Ok((
+                format!("embedded:{name}"),
+                f.contents_utf8().unwrap_or_default().to_string(),
+            ))
+        };
+        Self::from_texts(
+            text("rocm.yaml")?,
+            text("cuda.yaml")?,
+            text("ngc.yaml")?,
+            text("gpus.yaml")?,
+            "embedded".into(),
+        )
+    }
+
+    /// Loads `rocm.yaml`, `cuda.yaml`, `ngc.yaml` and `gpus.yaml` from `dir`.
+    pub fn load_dir(dir: &Path) -> Result<Matrices, MatrixError> {
+        if !dir.is_dir() {
+            return Err(MatrixError {
+                file: dir.display().to_string(),
+                line: None,
+                message: "is not a directory of matrix files (expected rocm.yaml, cuda.yaml, ngc.yaml, gpus.yaml)".into(),
+            });
+        }
+        let read = |name: &str| -> Result<(String, String), MatrixError> {
+            let path = dir.join(name);
+            let file = path.display().to_string();
+            let bytes = std::fs::read(&path).map_err(|e| MatrixError {
+                file: file.clone(),
+                line: None,
+                message: format!("cannot be read: {e}"),
+            })?;
+            let text = String::from_utf8(bytes).map_err(|_| MatrixError {
+                file: file.clone(),
+                line: None,
+                message: "is not UTF-8 text".into(),
+            })?;
+            Ok((file, text))
+        };
+        Self::from_texts(
+            read("rocm.yaml")?,
+            read("cuda.yaml")?,
+            read("ngc.yaml")?,
+            read("gpus.yaml")?,
+            dir.display().to_string(),
+        )
+    }
+
+    /// `--matrices DIR`, else `ROCMENV_MATRICES`, else the embedded set.
+    pub fn load(dir: Option<&Path>) -> Result<Matrices, MatrixError> {
+        match dir {
+            Some(d) => Self::load_dir(d),
+            None => Self::embedded(),
+        }
+    }
+
+    fn from_texts(
+        rocm: (String, String),
+        cuda: (String, String),
+        ngc: (String, String),
+        gpus: (String, String),
+        origin: String,
+    ) -> Result<Matrices, MatrixError> {
+        let mut m = Matrices {
+            rocm: parse::<RocmFile>(&rocm.0, &rocm.1)?,
+            cuda: parse::<CudaFile>(&cuda.0, &cuda.1)?,
+            ngc: parse::<NgcFile>(&ngc.0, &ngc.1)?,
+            gpus: parse::<GpusFile>(&gpus.0, &gpus.1)?,
+            origin,
+        };
+        validate_rocm(&m.rocm, &rocm)?;
+        validate_cuda(&m.cuda, &cuda)?;
+        validate_ngc(&m.ngc, &ngc)?;
+        validate_gpus(&m.gpus, &gpus)?;
+        m.rocm.releases.sort_by(|a, b| a.version.cmp(&b.version));
+        m.cuda.releases.sort_by(|a, b| a.version.cmp(&b.version));
+        m.ngc.releases.sort_by(|a, b| a.release.cmp(&b.release));
+        Ok(m)
+    }
+}
+
+fn parse<T: DeserializeOwned>(file: &str, text: &str) -> Result<T, MatrixError> {
+    serde_yaml_ng::from_str(text).map_err(|e| MatrixError {
+        file: file.to_string(),
+        line: e.location().map(|l| l.line()),
+        // serde_yaml puts "at line N column M" in the message; the line is already in front.
+        message: strip_location(&e.to_string()),
+    })
+}
+
+fn strip_location(msg: &str) -> String {
+    match msg.find(" at line ") {
+        Some(i) => msg[..i].to_string(),
+        None => msg.to_string(),
+    }
+}
+
+/// The line of the `nth` (0-based) occurrence of `key: value` (quoted or not), for errors found after parsing.
+fn line_of(text: &str, key: &str, value: &str, nth: usize) -> Option<usize> {
+    let mut seen = 0;
+    for (i, line) in text.lines().enumerate() {
+        let l = line.trim_start().trim_start_matches("- ").trim();
+        if let Some(rest) = l.strip_prefix(key).and_then(|r| r.strip_prefix(':')) {
+            let v = rest.trim().trim_matches(|c| c == '"' || c == '\'');
+            if v == value {
+                if seen == nth {
+                    return Some(i + 1);
+                }
+                seen += 1;
+            }
+        }
+    }
+    None
+}
+
+fn fail(src: &(String, String), key: &str, value: &str, nth: usize, message: String) -> MatrixError {
+    MatrixError {
+        file: src.0.clone(),
+        line: line_of(&src.1, key, value, nth),
+        message,
+    }
+}
+
+fn check_schema(v: u32, src: &(String, String)) -> Result<(), MatrixError> {
+    if v != 1 {
+        return Err(fail(
+            src,
+            "schema_version",
+            &v.to_string(),
+            0,
+            format!("schema_version {v} is not supported by this rocmenv (it reads 1)"),
+        ));
+    }
+    Ok(())
+}
+
+fn validate_rocm(f: &RocmFile, src: &(String, String)) -> Result<(), MatrixError> {
+    check_schema(f.schema_version, src)?;
+    if f.releases.is_empty() {
+        return Err(fail(src, "releases", "", 0, "has no releases".into()));
+    }
+    let mut seen = BTreeSet::new();
+    for r in &f.releases {
+        let v = r.version.to_string();
+        if !seen.insert(r.version.clone()) {
+            return Err(fail(src, "version", &raw_version(&src.1, &r.version), 1, format!("duplicate release {v}")));
+        }
+        let mut targets = BTreeSet::new();
+        for g in &r.gfx {
+            if !targets.insert(g.target) {
+                return Err(fail(src, "version", &raw_version(&src.1, &r.version), 0, format!("release {v} lists {} twice", g.target)));
+            }
+        }
+        for d in &r.distros {
+            for k in &d.kernels {
+                if crate::version::parse_with_parts(k.series.split('-').next().unwrap_or("")).is_err() {
+                    return Err(fail(src, "series", &k.series, 0, format!("release {v}: kernel series `{}` is not a version", k.series)));
+                }
+            }
+        }
+        for img in &r.images {
+            if let Err(why) = crate::matrix::query::check_rocm_tag(&img.tag, &r.version) {
+                return Err(fail(src, "tag", &img.tag, 0, format!("release {v}: image tag `{}` {why}", img.tag)));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The version as written in the file (`6.2` or `6.2.0`), so its line can be found.
+fn raw_version(text: &str, v: &crate::version::Version) -> String {
+    let short = v.short();
+    let full = v.to_string();
+    if v.patch() == 0 && line_of(text, "version", &short, 0).is_some() && line_of(text, "version", &full, 0).is_none() {
+        short
+    } else {
+        full
+    }
+}
+
+fn validate_cuda(f: &CudaFile, src: &(String, String)) -> Result<(), MatrixError> {
+    check_schema(f.schema_version, src)?;
+    let mut seen = BTreeSet::new();
+    for r in &f.releases {
+        if !seen.insert(r.version.clone()) {
+            return Err(fail(src, "version", &raw_version(&src.1, &r.version), 1, format!("duplicate release {}", r.version)));
+        }
+        for cc in &r.compute_capabilities {
+            if parse_cc(cc).is_none() {
+                return Err(fail(src, "version", &raw_version(&src.1, &r.version), 0, format!("release {}: `{cc}` is not a compute capability like 8.6", r.version)));
+            }
+        }
+        if !f.families.iter().any(|fam| fam.major as u64 == r.version.major()) {
+            return Err(fail(src, "version", &raw_version(&src.1, &r.version), 0, format!("release {} has no family entry for CUDA {}", r.version, r.version.major())));
+        }
+    }
+    Ok(())
+}
+
+/// Parses a compute capability `8.6` into (8, 6).
+pub(crate) fn parse_cc(cc: &str) -> Option<(u32, u32)> {
+    let (a, b) = cc.split_once('.')?;
+    Some((a.parse().ok()?, b.parse().ok()?))
+}
+
+fn validate_ngc(f: &NgcFile, src: &(String, String)) -> Result<(), MatrixError> {
+    check_schema(f.schema_version, src)?;
+    let mut seen = BTreeSet::new();
+    for r in &f.releases {
+        let ok = r.release.len() == 5
+            && r.release.as_bytes()[2] == b'.'
+            && r.release[..2].bytes().all(|b| b.is_ascii_digit())
+            && r.release[3..].bytes().all(|b| b.is_ascii_digit())
+            && (1..=12).contains(&r.release[3..].parse::<u32>().unwrap_or(0));
+        if !ok {
+            return Err(fail(src, "release", &r.release, 0, format!("`{}` is not a YY.MM release", r.release)));
+        }
+        if !seen.insert(r.release.clone()) {
+            return Err(fail(src, "release", &r.release, 1, format!("duplicate release {}", r.release)));
+        }
+        if !crate::matrix::query::is_safe_tag(&r.tag) {
+            return Err(fail(src, "tag", &r.tag, 0, format!("`{}` is not a valid image tag", r.tag)));
+        }
+    }
+    Ok(())
+}
+
+fn validate_gpus(f: &GpusFile, src: &(String, String)) -> Result<(), MatrixError> {
+    check_schema(f.schema_version, src)?;
+    let mut targets: BTreeSet<GfxTarget> = BTreeSet::new();
+    for t in &f.gfx_targets {
+        if !targets.insert(t.target) {
+            return Err(fail(src, "target", &t.target.to_string(), 1, format!("duplicate gfx target {}", t.target)));
+        }
+    }
+    let mut ids = BTreeSet::new();
+    for g in &f.gpus {
+        match g.vendor {
+            Vendor::Amd if g.gfx.is_none() => {
+                return Err(fail(src, "name", &g.name, 0, format!("AMD GPU `{}` needs a gfx target", g.name)))
+            }
+            Vendor::Nvidia if g.compute_capability.as_deref().and_then(parse_cc).is_none() => {
+                return Err(fail(src, "name", &g.name, 0, format!("NVIDIA GPU `{}` needs a compute_capability like 9.0", g.name)))
+            }
+            _ => {}
+        }
+        if let Some(t) = g.gfx {
+            if !targets.contains(&t) {
+                return Err(fail(src, "name", &g.name, 0, format!("GPU `{}` uses {t}, which gfx_targets does not list", g.name)));
+            }
+        }
+        for id in &g.pci_ids {
+            let ok = id.len() == 6 && id.starts_with("0x") && id[2..].bytes().all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase());
+            if !ok {
+                return Err(fail(src, "name", &g.name, 0, format!("GPU `{}`: PCI id `{id}` must look like 0x744c", g.name)));
+            }
+            if !ids.insert((g.vendor, id.clone())) {
+                return Err(fail(src, "name", &g.name, 0, format!("PCI id {id} is listed twice")));
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn line_of_finds_quoted_and_bare_values() {
+        let text = "releases:\n  - version: \"6.2.0\"\n  - version: 6.2.0\n";
+        assert_eq!(line_of(text, "version", "6.2.0", 0), Some(2));
+        assert_eq!(line_of(text, "version", "6.2.0", 1), Some(3));
+        assert_eq!(line_of(text, "version", "6.3.0", 0), None);
+    }
+}

@@ -1,0 +1,24 @@
+//! The compatibility matrices: YAML data embedded in the binary, replaceable with `--matrices DIR`.
+
+mod load;
+mod query;
+mod schema;
+
+pub use load::{MatrixError, MATRIX_FILES};
+pub use query::*;
+pub use schema::*;
+
+/// All four matrices, loaded and validated.
+#[derive(Debug, Clone)]
+pub struct Matrices {
+    /// ROCm releases, oldest first.
+    pub rocm: RocmFile,
+    /// CUDA releases, oldest first.
+    pub cuda: CudaFile,
+    /// NGC releases, oldest first.
+    pub ngc: NgcFile,
+    /// GPU models and gfx targets.
+    pub gpus: GpusFile,
+    /// Where they came from: `embedded` or a directory.
+    pub origin: String,
+}

@@ -1,0 +1,147 @@
+//! Questions the checks ask of the matrices.
+
+use super::schema::*;
+use super::Matrices;
+use crate::gfx::GfxTarget;
+use crate::version::{parse_with_parts, DriverVersion, Version};
+
+impl Matrices {
+    /// The release a `X.Y[.Z]` request names: exact for three parts, else the newest of that series.
+    pub fn rocm_release(&self, spec: &str) -> Option<&RocmRelease> {
+        let (v, parts) = parse_with_parts(spec).ok()?;
+        self.rocm
+            .releases
+            .iter()
+            .rev()
+            .find(|r| r.version.in_series(&v, parts))
+    }
+
+    /// The newest ROCm release.
+    pub fn newest_rocm(&self) -> &RocmRelease {
+        self.rocm.releases.last().expect("validated: at least one release")
+    }
+
+    /// Release versions, for "did you mean" lists.
+    pub fn rocm_versions(&self) -> Vec<String> {
+        self.rocm.releases.iter().map(|r| r.version.to_string()).collect()
+    }
+
+    /// The CUDA release a `X.Y[.Z]` request names (newest update of the series).
+    pub fn cuda_release(&self, spec: &str) -> Option<&CudaRelease> {
+        let (v, parts) = parse_with_parts(spec).ok()?;
+        self.cuda
+            .releases
+            .iter()
+            .rev()
+            .find(|r| r.version.in_series(&v, parts))
+    }
+
+    /// The oldest CUDA release of a series: the one whose driver floor a `cuda-X.Y` request needs.
+    pub fn cuda_series_floor(&self, spec: &str) -> Option<&CudaRelease> {
+        let (v, parts) = parse_with_parts(spec).ok()?;
+        self.cuda
+            .releases
+            .iter()
+            .find(|r| r.version.in_series(&v, parts))
+    }
+
+    /// The minor-version-compatibility family of a CUDA major.
+    pub fn cuda_family(&self, major: u64) -> Option<&CudaFamily> {
+        self.cuda.families.iter().find(|f| f.major as u64 == major)
+    }
+
+    /// The newest CUDA release whose full driver floor `driver` meets.
+    pub fn newest_cuda_for_driver(&self, driver: &DriverVersion) -> Option<&CudaRelease> {
+        self.cuda
+            .releases
+            .iter()
+            .rev()
+            .find(|r| &r.min_driver_linux <= driver)
+    }
+
+    /// An NGC release by `YY.MM`.
+    pub fn ngc_release(&self, release: &str) -> Option<&NgcRelease> {
+        self.ngc.releases.iter().find(|r| r.release == release)
+    }
+
+    /// The GPU model with this vendor and PCI device id (`0x744c`).
+    pub fn gpu_by_pci(&self, vendor: Vendor, device_id: &str) -> Option<&GpuModel> {
+        let id = device_id.to_ascii_lowercase();
+        self.gpus
+            .gpus
+            .iter()
+            .find(|g| g.vendor == vendor && g.pci_ids.iter().any(|p| *p == id))
+    }
+
+    /// What is known about a gfx target.
+    pub fn gfx_info(&self, target: GfxTarget) -> Option<&GfxTargetInfo> {
+        self.gpus.gfx_targets.iter().find(|t| t.target == target)
+    }
+}
+
+impl RocmRelease {
+    /// The status of `target` in this release; `None` when the release does not list it.
+    pub fn gfx_status(&self, target: GfxTarget) -> Option<&GfxSupport> {
+        self.gfx.iter().find(|g| g.target == target)
+    }
+
+    /// True when the release builds kernels for `target` (supported, deprecated or experimental).
+    pub fn builds(&self, target: GfxTarget) -> bool {
+        self.gfx_status(target)
+            .is_some_and(|g| g.status != SupportStatus::Unsupported)
+    }
+
+    /// The distro entry for os-release `ID`/`VERSION_ID`, matching `22.04` with `22.04.x` and `9` with `9.4` only exactly.
+    pub fn distro(&self, id: &str, version_id: &str) -> Option<&DistroSupport> {
+        self.distros
+            .iter()
+            .find(|d| d.id == id && d.version == version_id)
+    }
+
+    /// True when the amdgpu driver `driver` (e.g. 6.7.0 or 30.10.1) is in this release's window.
+    pub fn accepts_driver(&self, driver: &Version) -> bool {
+        self.kernel_drivers
+            .iter()
+            .any(|k| k.major() == driver.major() && k.minor() == driver.minor() && (k.patch() == 0 || k.patch() == driver.patch()))
+    }
+
+    /// `rocm-6.2`-style short name.
+    pub fn label(&self) -> String {
+        format!("ROCm {}", self.version)
+    }
+}
+
+/// True for a Docker tag: `[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}`.
+pub fn is_safe_tag(tag: &str) -> bool {
+    let b = tag.as_bytes();
+    !b.is_empty()
+        && b.len() <= 128
+        && (b[0].is_ascii_alphanumeric() || b[0] == b'_')
+        && b.iter().all(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.' | b'-'))
+}
+
+/// Checks a `rocm/pytorch` tag against the documented scheme and the release it is listed under.
+pub fn check_rocm_tag(tag: &str, release: &Version) -> Result<(), String> {
+    if !is_safe_tag(tag) {
+        return Err("is not a valid image tag".into());
+    }
+    let rest = tag.strip_prefix("rocm").ok_or("does not start with `rocm`")?;
+    let (ver, rest) = rest.split_once('_').ok_or("does not follow rocmX.Y_osV_pyV_pytorch_V")?;
+    let (v, parts) = parse_with_parts(ver).map_err(|e| e.to_string())?;
+    if !release.in_series(&v, parts) {
+        return Err(format!("names ROCm {ver}, not {release}"));
+    }
+    let mut it = rest.split('_');
+    let os = it.next().unwrap_or("");
+    if !(os.starts_with("ubuntu") || os.starts_with("centos")) {
+        return Err("does not name ubuntuXX.YY or centosN".into());
+    }
+    let py = it.next().unwrap_or("");
+    if !py.starts_with("py3.") {
+        return Err("does not name py3.N".into());
+    }
+    if it.next() != Some("pytorch") {
+        return Err("does not name pytorch".into());
+    }
+    Ok(())
+}

@@ -1,0 +1,381 @@
+//! The shapes of the four matrix files. Every struct refuses unknown keys.
+
+use crate::gfx::GfxTarget;
+use crate::version::{DriverVersion, Version};
+use serde::{Deserialize, Serialize};
+
+/// How sure the reference is of a record: values it could not confirm stay marked so findings can say so.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Provenance {
+    /// Where the facts came from (a document, commit or table).
+    #[serde(default)]
+    pub source: Option<String>,
+    /// Fields of this record the reference marks unconfirmed (e.g. `cuda`, `peaks.fp16_tflops`).
+    #[serde(default)]
+    pub unconfirmed: Vec<String>,
+}
+
+impl Provenance {
+    /// True when `field` (or the whole record, `*`) is marked unconfirmed.
+    pub fn is_unconfirmed(&self, field: &str) -> bool {
+        self.unconfirmed.iter().any(|f| f == field || f == "*")
+    }
+}
+
+// ---------------------------------------------------------------- rocm.yaml
+
+/// `rocm.yaml`: ROCm releases.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RocmFile {
+    /// Format version of this file; 1.
+    pub schema_version: u32,
+    /// One entry per ROCm release (`6.2.0`, `6.2.1`, …).
+    pub releases: Vec<RocmRelease>,
+}
+
+/// One ROCm release.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RocmRelease {
+    /// The release, e.g. `6.2.4`.
+    pub version: Version,
+    /// Supported distributions with their kernels.
+    pub distros: Vec<DistroSupport>,
+    /// gfx targets and their status in this release.
+    pub gfx: Vec<GfxSupport>,
+    /// amdgpu kernel-driver (KMD) series this user space works with, e.g. `6.4` or `30.10` (a `.x` series when two parts).
+    pub kernel_drivers: Vec<Version>,
+    /// The amdgpu driver release that ships with this release (`6.2`, `30.10.1`), when known.
+    #[serde(default)]
+    pub ships_driver: Option<Version>,
+    /// The version `/sys/module/amdgpu/version` shows for that driver's amdgpu-dkms build (e.g. `6.8.5` for ROCm 6.2).
+    #[serde(default)]
+    pub amdgpu_dkms: Option<Version>,
+    /// PyTorch versions AMD supports on this release.
+    #[serde(default)]
+    pub pytorch: Vec<String>,
+    /// Real `rocm/pytorch` image tags for this release.
+    #[serde(default)]
+    pub images: Vec<RocmImage>,
+    /// Free-form notes shown in findings.
+    #[serde(default)]
+    pub notes: Vec<String>,
+    /// Where the facts came from.
+    #[serde(default, flatten)]
+    pub provenance: Provenance,
+}
+
+/// A distribution version supported by a ROCm release.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DistroSupport {
+    /// os-release `ID`: `ubuntu`, `rhel`, `sles`, `debian`, `ol`, `rocky`, `centos`, `azurelinux`.
+    pub id: String,
+    /// os-release `VERSION_ID` as the distro writes it: `22.04`, `9.4`, `15-SP5`, `12`.
+    pub version: String,
+    /// Point releases named by the docs (Ubuntu `22.04.5`), informative.
+    #[serde(default)]
+    pub point_releases: Vec<String>,
+    /// Supported kernel series on this distro version.
+    pub kernels: Vec<KernelSupport>,
+    /// GPUs limited to this distro (e.g. "MI300X only"), informative.
+    #[serde(default)]
+    pub note: Option<String>,
+}
+
+/// A kernel series (`5.15`, `6.8`, `5.14.0-427`) and how the distro ships it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct KernelSupport {
+    /// `major.minor` series the host kernel must be in.
+    pub series: String,
+    /// How the distro ships it.
+    pub kind: KernelKind,
+}
+
+/// How a distribution ships a kernel series.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum KernelKind {
+    /// The release's general-availability kernel.
+    Ga,
+    /// Ubuntu's hardware-enablement kernel.
+    Hwe,
+    /// Oracle's Unbreakable Enterprise Kernel.
+    Uek,
+    /// OEM kernel.
+    Oem,
+}
+
+/// The status of a gfx target in one release.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GfxSupport {
+    /// The target.
+    pub target: GfxTarget,
+    /// Its status.
+    pub status: SupportStatus,
+    /// A qualifier such as "Ubuntu only".
+    #[serde(default)]
+    pub note: Option<String>,
+}
+
+/// Support level of a target in a release.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SupportStatus {
+    /// Listed as supported.
+    Supported,
+    /// Works but marked for removal.
+    Deprecated,
+    /// Listed as experimental (e.g. PyTorch preview).
+    Experimental,
+    /// Explicitly not supported.
+    Unsupported,
+}
+
+/// A `rocm/pytorch` image tag.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RocmImage {
+    /// The tag, e.g. `rocm6.2_ubuntu22.04_py3.10_pytorch_release_2.3.0`.
+    pub tag: String,
+    /// Ubuntu version of the image.
+    pub ubuntu: String,
+    /// Python version of the image.
+    pub python: String,
+    /// PyTorch version of the image.
+    pub pytorch: String,
+    /// Content digest, when the matrix pins one.
+    #[serde(default)]
+    pub digest: Option<String>,
+    /// Where the tag was seen.
+    #[serde(default, flatten)]
+    pub provenance: Provenance,
+}
+
+// ---------------------------------------------------------------- cuda.yaml
+
+/// `cuda.yaml`: CUDA toolkit releases and their driver floors.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CudaFile {
+    /// Format version of this file; 1.
+    pub schema_version: u32,
+    /// Minor-version compatibility floor of each CUDA major.
+    pub families: Vec<CudaFamily>,
+    /// Toolkit releases, one per update (12.4.0, 12.4.1, …).
+    pub releases: Vec<CudaRelease>,
+}
+
+/// A CUDA major version's minor-version-compatibility floor.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CudaFamily {
+    /// CUDA major, e.g. 12.
+    pub major: u32,
+    /// Minimum Linux driver for minor-version compatibility, e.g. `525.60.13`.
+    pub min_driver: DriverVersion,
+    /// Where the facts came from.
+    #[serde(default, flatten)]
+    pub provenance: Provenance,
+}
+
+/// One CUDA toolkit release.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CudaRelease {
+    /// The release, e.g. `12.4.1`.
+    pub version: Version,
+    /// How NVIDIA names it, e.g. `12.4 Update 1`.
+    pub label: String,
+    /// Minimum Linux x86_64 driver (Table 3).
+    pub min_driver_linux: DriverVersion,
+    /// Minimum Windows driver, when there is one.
+    #[serde(default)]
+    pub min_driver_windows: Option<DriverVersion>,
+    /// Compute capabilities this release compiles for (`7.5`, `9.0`, …).
+    pub compute_capabilities: Vec<String>,
+    /// Where the facts came from.
+    #[serde(default, flatten)]
+    pub provenance: Provenance,
+}
+
+// ---------------------------------------------------------------- ngc.yaml
+
+/// `ngc.yaml`: NVIDIA NGC PyTorch container releases.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NgcFile {
+    /// Format version of this file; 1.
+    pub schema_version: u32,
+    /// Image repository, `nvcr.io/nvidia/pytorch`.
+    pub image: String,
+    /// One entry per monthly release.
+    pub releases: Vec<NgcRelease>,
+}
+
+/// One NGC PyTorch release (`YY.MM`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NgcRelease {
+    /// `YY.MM`, e.g. `24.05`.
+    pub release: String,
+    /// Image tag, e.g. `24.05-py3`.
+    pub tag: String,
+    /// PyTorch version inside.
+    pub pytorch: String,
+    /// CUDA version inside.
+    pub cuda: Version,
+    /// Ubuntu version of the image.
+    pub ubuntu: String,
+    /// Python version of the image.
+    pub python: String,
+    /// Minimum driver for consumer GPUs (the full CUDA minimum).
+    pub min_driver: DriverVersion,
+    /// Datacenter forward-compatibility branches (R470.57, R525.85, …).
+    #[serde(default)]
+    pub datacenter_drivers: Vec<DriverVersion>,
+    /// Content digest, when pinned.
+    #[serde(default)]
+    pub digest: Option<String>,
+    /// Where the facts came from.
+    #[serde(default, flatten)]
+    pub provenance: Provenance,
+}
+
+// ---------------------------------------------------------------- gpus.yaml
+
+/// `gpus.yaml`: GPU models and gfx targets.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GpusFile {
+    /// Format version of this file; 1.
+    pub schema_version: u32,
+    /// gfx targets: architecture family and the override a consumer part may use.
+    pub gfx_targets: Vec<GfxTargetInfo>,
+    /// GPU models by PCI id.
+    pub gpus: Vec<GpuModel>,
+}
+
+/// What is known about a gfx target regardless of the release.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GfxTargetInfo {
+    /// The target.
+    pub target: GfxTarget,
+    /// Architecture (`CDNA3`, `RDNA2`, `GCN5.1`, …).
+    pub arch: String,
+    /// The override to use when a release lacks this target, if one is known.
+    #[serde(default)]
+    pub override_to: Option<OverrideAdvice>,
+}
+
+/// A known `HSA_OVERRIDE_GFX_VERSION` for a target.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OverrideAdvice {
+    /// The target the runtime should treat the device as, e.g. `gfx1030`.
+    pub target: GfxTarget,
+    /// `high`, `medium` or `low`, from the reference.
+    pub confidence: Confidence,
+    /// True when the reference says overriding crashes (different ISA): warn instead of overriding.
+    #[serde(default)]
+    pub crashes: bool,
+    /// Evidence and caveats.
+    #[serde(default)]
+    pub note: Option<String>,
+}
+
+/// How far the reference trusts a value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Confidence {
+    /// Confirmed by several users or a primary source.
+    High,
+    /// Plausible, not confirmed by a primary source.
+    Medium,
+    /// Mixed results.
+    Low,
+}
+
+/// GPU vendor.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Vendor {
+    /// AMD (PCI vendor 0x1002).
+    Amd,
+    /// NVIDIA (PCI vendor 0x10de).
+    Nvidia,
+}
+
+impl Vendor {
+    /// The PCI vendor id.
+    pub fn pci_id(self) -> u16 {
+        match self {
+            Vendor::Amd => 0x1002,
+            Vendor::Nvidia => 0x10de,
+        }
+    }
+    /// From a PCI vendor id.
+    pub fn from_pci(id: u16) -> Option<Self> {
+        match id {
+            0x1002 => Some(Vendor::Amd),
+            0x10de => Some(Vendor::Nvidia),
+            _ => None,
+        }
+    }
+}
+
+/// A GPU model.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GpuModel {
+    /// Marketing name.
+    pub name: String,
+    /// Vendor.
+    pub vendor: Vendor,
+    /// PCI device ids (`0x744c`); one model may have several.
+    pub pci_ids: Vec<String>,
+    /// AMD gfx target.
+    #[serde(default)]
+    pub gfx: Option<GfxTarget>,
+    /// NVIDIA compute capability, e.g. `9.0`.
+    #[serde(default)]
+    pub compute_capability: Option<String>,
+    /// Architecture name (`CDNA3`, `Hopper`).
+    #[serde(default)]
+    pub arch: Option<String>,
+    /// VRAM in GiB (0 for APUs that share system memory).
+    #[serde(default)]
+    pub vram_gib: Option<f64>,
+    /// True for an integrated GPU (APU).
+    #[serde(default)]
+    pub integrated: bool,
+    /// Datasheet peaks.
+    #[serde(default)]
+    pub peaks: Option<Peaks>,
+    /// Where the facts came from.
+    #[serde(default, flatten)]
+    pub provenance: Provenance,
+}
+
+/// Datasheet peaks, dense.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Peaks {
+    /// FP32 vector TFLOP/s.
+    #[serde(default)]
+    pub fp32_tflops: Option<f64>,
+    /// FP16 dense matrix TFLOP/s.
+    #[serde(default)]
+    pub fp16_tflops: Option<f64>,
+    /// BF16 dense matrix TFLOP/s.
+    #[serde(default)]
+    pub bf16_tflops: Option<f64>,
+    /// Memory bandwidth in GB/s.
+    #[serde(default)]
+    pub mem_bw_gbs: Option<f64>,
+}

@@ -1,0 +1,1 @@
+//! Parsers for text that hosts and tools print. Each takes `&str` and returns typed values.

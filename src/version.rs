@@ -1,0 +1,244 @@
+//! Version strings as the matrices and hosts write them, normalised to `semver`.
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use std::fmt;
+use std::str::FromStr;
+
+/// A release version such as `6.2` or `6.2.4`, normalised to three parts (`6.2` → `6.2.0`).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Version(pub semver::Version);
+
+/// Why a version string could not be read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("`{input}` is not a version like 6.2 or 6.2.4: {why}")]
+pub struct VersionError {
+    /// The text that was offered.
+    pub input: String,
+    /// What was wrong with it.
+    pub why: &'static str,
+}
+
+impl Version {
+    /// Builds `major.minor.patch`.
+    pub fn new(major: u64, minor: u64, patch: u64) -> Self {
+        Version(semver::Version::new(major, minor, patch))
+    }
+
+    /// Major part.
+    pub fn major(&self) -> u64 {
+        self.0.major
+    }
+
+    /// Minor part.
+    pub fn minor(&self) -> u64 {
+        self.0.minor
+    }
+
+    /// Patch part.
+    pub fn patch(&self) -> u64 {
+        self.0.patch
+    }
+
+    /// True when `prefix` (e.g. `6.2` written as 6.2.0 with `parts` = 2) names this version's series.
+    pub fn in_series(&self, series: &Version, parts: usize) -> bool {
+        match parts {
+            1 => self.major() == series.major(),
+            2 => self.major() == series.major() && self.minor() == series.minor(),
+            _ => self == series,
+        }
+    }
+
+    /// `major.minor` only.
+    pub fn short(&self) -> String {
+        format!("{}.{}", self.major(), self.minor())
+    }
+}
+
+/// Parses `X`, `X.Y` or `X.Y.Z` (each part a decimal number ≤ 2^32) and says how many parts were given.
+pub fn parse_with_parts(input: &str) -> Result<(Version, usize), VersionError> {
+    let err = |why| VersionError {
+        input: input.to_string(),
+        why,
+    };
+    let text = input.trim();
+    if text.is_empty() {
+        return Err(err("it is empty"));
+    }
+    let parts: Vec<&str> = text.split('.').collect();
+    if parts.len() > 3 {
+        return Err(err("it has more than three parts"));
+    }
+    let mut nums = [0u64; 3];
+    for (i, part) in parts.iter().enumerate() {
+        if part.is_empty() || !part.bytes().all(|b| b.is_ascii_digit()) {
+            return Err(err("each part must be a decimal number"));
+        }
+        nums[i] = part
+            .parse::<u32>()
+            .map_err(|_| err("a part is too large"))? as u64;
+    }
+    Ok((Version::new(nums[0], nums[1], nums[2]), parts.len()))
+}
+
+impl FromStr for Version {
+    type Err = VersionError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        parse_with_parts(s).map(|(v, _)| v)
+    }
+}
+
+impl fmt::Display for Version {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.0)
+    }
+}
+
+impl Serialize for Version {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for Version {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let text = version_text(d)?;
+        text.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+/// Accepts a YAML string or number (`6.2` unquoted is a float to YAML) as version text.
+pub(crate) fn version_text<'de, D: Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Raw {
+        S(String),
+        U(u64),
+        F(f64),
+    }
+    Ok(match Raw::deserialize(d)? {
+        Raw::S(s) => s,
+        Raw::U(u) => u.to_string(),
+        Raw::F(f) => {
+            return Err(serde::de::Error::custom(format!(
+                "version {f} must be quoted (YAML reads an unquoted 6.10 as 6.1)"
+            )))
+        }
+    })
+}
+
+/// An NVIDIA driver version such as `550.54.15` or `565.57.01`: compared part by part as numbers.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct DriverVersion {
+    parts: Vec<u32>,
+    text: String,
+}
+
+impl DriverVersion {
+    /// The parts as numbers.
+    pub fn parts(&self) -> &[u32] {
+        &self.parts
+    }
+    /// The branch (first part), e.g. 550.
+    pub fn branch(&self) -> u32 {
+        self.parts[0]
+    }
+}
+
+impl PartialOrd for DriverVersion {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for DriverVersion {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        let n = self.parts.len().max(other.parts.len());
+        for i in 0..n {
+            let a = self.parts.get(i).copied().unwrap_or(0);
+            let b = other.parts.get(i).copied().unwrap_or(0);
+            match a.cmp(&b) {
+                std::cmp::Ordering::Equal => continue,
+                o => return o,
+            }
+        }
+        std::cmp::Ordering::Equal
+    }
+}
+
+impl FromStr for DriverVersion {
+    type Err = VersionError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let text = s.trim();
+        let err = |why| VersionError {
+            input: s.to_string(),
+            why,
+        };
+        if text.is_empty() {
+            return Err(err("it is empty"));
+        }
+        let mut parts = Vec::new();
+        for p in text.split('.') {
+            if p.is_empty() || p.len() > 9 || !p.bytes().all(|b| b.is_ascii_digit()) {
+                return Err(err("each part must be a decimal number"));
+            }
+            parts.push(p.parse().map_err(|_| err("a part is too large"))?);
+        }
+        if parts.len() > 4 {
+            return Err(err("it has more than four parts"));
+        }
+        Ok(DriverVersion {
+            parts,
+            text: text.to_string(),
+        })
+    }
+}
+
+impl fmt::Display for DriverVersion {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
+impl Serialize for DriverVersion {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for DriverVersion {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let text = version_text(d)?;
+        text.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn short_versions_are_padded() {
+        assert_eq!("6.2".parse::<Version>().unwrap(), Version::new(6, 2, 0));
+        assert_eq!(parse_with_parts("7").unwrap(), (Version::new(7, 0, 0), 1));
+        assert_eq!(parse_with_parts("6.4.3").unwrap().1, 3);
+    }
+
+    #[test]
+    fn garbage_versions_are_refused() {
+        for bad in ["", "6.x", "6..2", "1.2.3.4", "99999999999.1", "-1", "6.2-rc1"] {
+            assert!(bad.parse::<Version>().is_err(), "{bad} was accepted");
+        }
+    }
+
+    #[test]
+    fn driver_versions_compare_numerically() {
+        let a: DriverVersion = "550.54.15".parse().unwrap();
+        let b: DriverVersion = "550.127.05".parse().unwrap();
+        let c: DriverVersion = "565.57.01".parse().unwrap();
+        assert!(a < b && b < c);
+        assert_eq!(c.to_string(), "565.57.01");
+        assert_eq!(c.branch(), 565);
+        assert!("".parse::<DriverVersion>().is_err());
+        assert!("5x0".parse::<DriverVersion>().is_err());
+    }
+}
