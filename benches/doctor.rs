@@ -1,1 +1,21 @@
-fn main(){}
+//! `doctor` end to end, in-process, on the 8-GPU fixture. Target: under 20 ms on a 2-core machine.
+
+use criterion::{criterion_group, criterion_main, Criterion};
+use rocmenv::doctor::{build_report, DoctorOptions};
+use std::path::PathBuf;
+
+fn doctor_8_gpus(c: &mut Criterion) {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/hosts/h100-x8-ubuntu2204");
+    let opts = DoctorOptions { sysroot: Some(root), ..DoctorOptions::default() };
+    c.bench_function("doctor h100-x8 fixture (probe + checks + JSON)", |b| {
+        b.iter(|| {
+            let r = build_report(&opts).expect("fixture loads");
+            let mut out = Vec::new();
+            rocmenv::report::render_json(&r, &mut out).unwrap();
+            out
+        })
+    });
+}
+
+criterion_group!(benches, doctor_8_gpus);
+criterion_main!(benches);

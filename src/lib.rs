@@ -1,6 +1,14 @@
 //! rocmenv: checks that a Linux GPU host and a container stack will run PyTorch on ROCm or CUDA.
 
+pub mod checks;
+pub mod cli;
+pub mod doctor;
+pub mod engine;
+pub mod error;
 pub mod gfx;
+pub mod host;
 pub mod matrix;
 pub mod parse;
+pub mod report;
+pub mod target;
 pub mod version;

@@ -1,1 +1,50 @@
-fn main(){}
+//! The `rocmenv` binary: parse arguments, call one function per command, map the error to an exit code.
+
+use clap::{CommandFactory, Parser};
+use rocmenv::cli::{Cli, Command};
+use rocmenv::doctor::{self, DoctorOptions};
+use rocmenv::error::{Error, EXIT_USAGE};
+use rocmenv::report::Style;
+use std::io::IsTerminal;
+use std::time::Duration;
+
+fn main() {
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            let code = if e.use_stderr() { EXIT_USAGE } else { 0 };
+            let _ = e.print();
+            std::process::exit(code);
+        }
+    };
+    let code = match run(cli) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("rocmenv: {e}");
+            e.exit_code()
+        }
+    };
+    std::process::exit(code);
+}
+
+fn run(cli: Cli) -> Result<i32, Error> {
+    let stdout = std::io::stdout();
+    match cli.command {
+        Command::Doctor(a) => {
+            let opts = DoctorOptions {
+                sysroot: a.sysroot,
+                matrices: cli.matrices,
+                target: a.target,
+                deep: a.deep,
+                tool_timeout: Some(Duration::from_secs(a.tool_timeout)),
+                no_docker: false,
+            };
+            let style = Style::detect(stdout.is_terminal());
+            doctor::run(&opts, a.json, a.strict, style, &mut stdout.lock())
+        }
+        Command::Completions { shell } => {
+            clap_complete::generate(shell, &mut Cli::command(), "rocmenv", &mut stdout.lock());
+            Ok(0)
+        }
+    }
+}

@@ -1,0 +1,176 @@
+//! Checks: pure functions of (facts, matrices, target) that return findings. They never print.
+
+mod containers;
+mod devices;
+mod driver;
+mod environment;
+mod evidence;
+mod gpu;
+mod system;
+mod topology;
+mod userspace;
+
+use crate::host::HostFacts;
+use crate::matrix::Matrices;
+use crate::target::Target;
+use serde::Serialize;
+
+/// The outcome of a check.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    /// It holds.
+    Pass,
+    /// It works, with a caveat worth acting on.
+    Warn,
+    /// It will not work as is.
+    Fail,
+    /// It could not be checked; the summary says why.
+    Skip,
+}
+
+/// One finding.
+#[derive(Debug, Clone, Serialize)]
+pub struct Finding {
+    /// Stable dotted id, e.g. `kernel.rocm-supported`.
+    pub id: &'static str,
+    /// The report section it belongs to.
+    pub area: &'static str,
+    /// What it is about when a check runs per device (a PCI address), else `None`.
+    pub subject: Option<String>,
+    /// Outcome.
+    pub status: Status,
+    /// One line.
+    pub summary: String,
+    /// More, when there is more to say.
+    pub detail: Option<String>,
+    /// A command or step a person can follow.
+    pub fix: Option<String>,
+}
+
+impl Finding {
+    fn new(id: &'static str, area: &'static str, status: Status, summary: impl Into<String>) -> Self {
+        Finding {
+            id,
+            area,
+            subject: None,
+            status,
+            summary: summary.into(),
+            detail: None,
+            fix: None,
+        }
+    }
+    fn subject(mut self, s: impl Into<String>) -> Self {
+        self.subject = Some(s.into());
+        self
+    }
+    fn detail(mut self, d: impl Into<String>) -> Self {
+        self.detail = Some(d.into());
+        self
+    }
+    fn fix(mut self, f: impl Into<String>) -> Self {
+        self.fix = Some(f.into());
+        self
+    }
+}
+
+/// Docker as the live check saw it.
+#[derive(Debug, Clone, Serialize)]
+pub struct DockerStatus {
+    /// The endpoint tried (`unix:///var/run/docker.sock`).
+    pub endpoint: String,
+    /// What the daemon said, or why it could not be asked.
+    pub result: Result<DockerInfo, String>,
+}
+
+/// What the daemon's `/version` and `/info` say.
+#[derive(Debug, Clone, Serialize)]
+pub struct DockerInfo {
+    /// Engine version.
+    pub version: String,
+    /// API version.
+    pub api_version: String,
+    /// Configured runtimes.
+    pub runtimes: Vec<String>,
+    /// The default runtime.
+    pub default_runtime: Option<String>,
+    /// CDI spec directories (API ≥ 1.46).
+    pub cdi_spec_dirs: Vec<String>,
+}
+
+/// What every check sees.
+pub struct Context<'a> {
+    /// The host.
+    pub facts: &'a HostFacts,
+    /// The matrices.
+    pub matrices: &'a Matrices,
+    /// The target.
+    pub target: &'a Target<'a>,
+    /// Docker, in live mode; `None` under `--sysroot`.
+    pub docker: Option<&'a DockerStatus>,
+    /// True with `--deep`.
+    pub deep: bool,
+}
+
+/// The report sections, in order.
+pub const AREAS: [&str; 9] = [
+    "system", "gpu", "driver", "devices", "userspace", "environment", "topology", "containers", "tools",
+];
+
+/// Runs every check.
+pub fn run_all(cx: &Context) -> Vec<Finding> {
+    let mut out = Vec::new();
+    out.extend(system::check(cx));
+    out.extend(gpu::check(cx));
+    out.extend(driver::check(cx));
+    out.extend(devices::check(cx));
+    out.extend(userspace::check(cx));
+    out.extend(environment::check(cx));
+    out.extend(topology::check(cx));
+    out.extend(containers::check(cx));
+    out.extend(evidence::check(cx));
+    out
+}
+
+/// Counts by status.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct Summary {
+    /// Passed.
+    pub pass: usize,
+    /// Warnings.
+    pub warn: usize,
+    /// Failures.
+    pub fail: usize,
+    /// Skipped.
+    pub skip: usize,
+}
+
+impl Summary {
+    /// Counts findings.
+    pub fn of(findings: &[Finding]) -> Self {
+        let mut s = Summary::default();
+        for f in findings {
+            match f.status {
+                Status::Pass => s.pass += 1,
+                Status::Warn => s.warn += 1,
+                Status::Fail => s.fail += 1,
+                Status::Skip => s.skip += 1,
+            }
+        }
+        s
+    }
+
+    /// The exit code: 1 on a failure, or on a warning with `strict`.
+    pub fn exit_code(&self, strict: bool) -> i32 {
+        if self.fail > 0 || (strict && self.warn > 0) {
+            crate::error::EXIT_FAILED
+        } else {
+            crate::error::EXIT_OK
+        }
+    }
+}
+
+/// A GPU's short label for summaries: `GPU 0 (Radeon RX 7900 XTX, 0000:03:00.0)`.
+fn gpu_label(g: &crate::host::Gpu) -> String {
+    format!("{} at {}", g.name.as_deref().unwrap_or(&format!("GPU {}", g.device_id)), g.pci_address)
+}

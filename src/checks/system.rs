@@ -1,0 +1,202 @@
+//! Kernel and distribution against the target ROCm release.
+
+use super::{Context, Finding, Status};
+use crate::host::OsFacts;
+use crate::matrix::{DistroSupport, KernelKind, Matrices, RocmRelease};
+
+const AREA: &str = "system";
+
+/// How a host's distro matched a release's list.
+pub(crate) enum DistroMatch<'m> {
+    /// Listed as is (or by major version, as Rocky `9.6` against `9`).
+    Listed(&'m DistroSupport),
+    /// A derivative (Linux Mint, Pop!_OS) of a listed distro.
+    Derived(&'m DistroSupport, String),
+    /// The distro is listed, but not this version.
+    OtherVersions(Vec<&'m DistroSupport>),
+    /// Not listed at all.
+    NotListed,
+}
+
+/// Ubuntu codenames → versions, for derivatives that say which Ubuntu they are built on.
+fn ubuntu_for_codename(c: &str) -> Option<&'static str> {
+    Some(match c {
+        "focal" => "20.04",
+        "jammy" => "22.04",
+        "noble" => "24.04",
+        _ => return None,
+    })
+}
+
+pub(crate) fn match_distro<'m>(r: &'m RocmRelease, os: &OsFacts, ubuntu_codename: Option<&str>) -> DistroMatch<'m> {
+    let id = os.id.as_deref().unwrap_or("");
+    let vid = os.version_id.as_deref().unwrap_or("");
+    if let Some(d) = r.distro(id, vid) {
+        return DistroMatch::Listed(d);
+    }
+    let major = vid.split('.').next().unwrap_or("");
+    if let Some(d) = r.distros.iter().find(|d| d.id == id && d.version == major && !d.version.contains('.')) {
+        return DistroMatch::Listed(d);
+    }
+    let same_id: Vec<&DistroSupport> = r.distros.iter().filter(|d| d.id == id).collect();
+    if !same_id.is_empty() {
+        return DistroMatch::OtherVersions(same_id);
+    }
+    if os.id_like.iter().any(|l| l == "ubuntu") {
+        if let Some(v) = ubuntu_codename.and_then(ubuntu_for_codename) {
+            if let Some(d) = r.distro("ubuntu", v) {
+                return DistroMatch::Derived(d, format!("built on Ubuntu {v} ({})", ubuntu_codename.unwrap_or("")));
+            }
+        }
+    }
+    DistroMatch::NotListed
+}
+
+fn os_name(os: &OsFacts) -> String {
+    os.pretty_name
+        .clone()
+        .unwrap_or_else(|| format!("{} {}", os.id.as_deref().unwrap_or("?"), os.version_id.as_deref().unwrap_or("")))
+}
+
+fn distro_list(r: &RocmRelease) -> String {
+    r.distros.iter().map(|d| format!("{} {}", d.id, d.version)).collect::<Vec<_>>().join(", ")
+}
+
+fn kernel_list(d: &DistroSupport) -> String {
+    d.kernels
+        .iter()
+        .map(|k| {
+            let kind = match k.kind {
+                KernelKind::Ga => "GA",
+                KernelKind::Hwe => "HWE",
+                KernelKind::Uek => "UEK",
+                KernelKind::Oem => "OEM",
+            };
+            format!("{} {kind}", k.series)
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Compresses release versions into a readable list.
+pub(crate) fn versions_text(vs: &[String]) -> String {
+    match vs.len() {
+        0 => "none".into(),
+        1..=4 => vs.join(", "),
+        n => format!("{}, {} … {} ({n} releases)", vs[0], vs[1], vs[n - 1]),
+    }
+}
+
+/// Releases that list this distro and kernel series.
+fn releases_supporting(m: &Matrices, os: &OsFacts, codename: Option<&str>, series: Option<&str>) -> Vec<String> {
+    m.rocm
+        .releases
+        .iter()
+        .filter(|r| match match_distro(r, os, codename) {
+            DistroMatch::Listed(d) | DistroMatch::Derived(d, _) => series.is_none_or(|s| d.kernels.iter().any(|k| k.series == s)),
+            _ => false,
+        })
+        .map(|r| r.version.to_string())
+        .collect()
+}
+
+pub(super) fn check(cx: &Context) -> Vec<Finding> {
+    vec![check_os(cx), check_kernel(cx)]
+}
+
+fn codename(cx: &Context) -> Option<String> {
+    cx.facts.os.as_ref().and_then(|o| o.codename.clone())
+}
+
+fn check_os(cx: &Context) -> Finding {
+    const ID: &str = "os.rocm-supported";
+    let Some(t) = &cx.target.rocm else {
+        return Finding::new(ID, AREA, Status::Skip, "no ROCm target (the target is CUDA)");
+    };
+    let r = t.release;
+    let Some(os) = &cx.facts.os else {
+        let why = cx.facts.why_unavailable("os").unwrap_or("unknown");
+        return Finding::new(ID, AREA, Status::Skip, format!("the distribution is unknown: {why}"));
+    };
+    let name = os_name(os);
+    let code = codename(cx);
+    match match_distro(r, os, code.as_deref()) {
+        DistroMatch::Listed(d) => {
+            if let (Some(p), false) = (&os.point_release, d.point_releases.is_empty()) {
+                if !d.point_releases.contains(p) {
+                    return Finding::new(ID, AREA, Status::Warn, format!("{name}: point release {p} is not listed for ROCm {} ({})", r.version, d.point_releases.join(", ")))
+                        .detail("ROCm is tested on the listed point releases; older ones may lack kernel and firmware fixes")
+                        .fix("update the system to the newest point release (sudo apt update && sudo apt full-upgrade)");
+                }
+            }
+            let mut f = Finding::new(ID, AREA, Status::Pass, format!("{name} is supported by ROCm {}", r.version));
+            if let Some(n) = &d.note {
+                f = f.detail(n.clone());
+            }
+            f
+        }
+        DistroMatch::Derived(d, how) => Finding::new(ID, AREA, Status::Warn, format!("{name} is not listed for ROCm {}; it is {how}, which is", r.version))
+            .detail(format!("supported kernels there: {}; AMD does not test derivatives", kernel_list(d)))
+            .fix(format!("expect to install ROCm with the {} {} packages; report issues against that base", d.id, d.version)),
+        DistroMatch::OtherVersions(ds) => {
+            let vs: Vec<String> = ds.iter().map(|d| d.version.clone()).collect();
+            let others = releases_supporting(cx.matrices, os, code.as_deref(), None);
+            Finding::new(ID, AREA, Status::Fail, format!("{name} is not supported by ROCm {} (supported versions: {})", r.version, vs.join(", ")))
+                .detail(format!("ROCm releases that list this version: {}", versions_text(&others)))
+                .fix(if others.is_empty() {
+                    format!("move to a supported version ({}), or run in a container on a supported host", vs.join(", "))
+                } else {
+                    format!("upgrade the OS to {} {}, or check against a release that lists it: --target rocm-{}", ds[0].id, vs.join(" or "), others.last().map(String::as_str).unwrap_or(""))
+                })
+        }
+        DistroMatch::NotListed => Finding::new(ID, AREA, Status::Fail, format!("{name} is not a supported distribution for ROCm {}", r.version))
+            .detail(format!("supported: {}", distro_list(r)))
+            .fix("use a listed distribution on the host; containers can carry any userspace, but the kernel and amdgpu driver come from the host"),
+    }
+}
+
+fn check_kernel(cx: &Context) -> Finding {
+    const ID: &str = "kernel.rocm-supported";
+    let Some(t) = &cx.target.rocm else {
+        return Finding::new(ID, AREA, Status::Skip, "no ROCm target (the target is CUDA)");
+    };
+    let r = t.release;
+    let Some(k) = &cx.facts.kernel else {
+        let why = cx.facts.why_unavailable("kernel").unwrap_or("unknown");
+        return Finding::new(ID, AREA, Status::Skip, format!("the kernel release is unknown: {why}"));
+    };
+    if cx.facts.wsl {
+        return Finding::new(ID, AREA, Status::Skip, format!("kernel {} is WSL2's: ROCm on WSL uses the Windows driver, so the Linux kernel matrix does not apply", k.release))
+            .fix("check the Windows AMD Software (Adrenalin) driver against AMD's ROCm-on-WSL compatibility table");
+    }
+    let Some(os) = &cx.facts.os else {
+        return Finding::new(ID, AREA, Status::Skip, format!("kernel {}: the distribution is unknown, and kernels are listed per distribution", k.release));
+    };
+    let code = codename(cx);
+    let d = match match_distro(r, os, code.as_deref()) {
+        DistroMatch::Listed(d) | DistroMatch::Derived(d, _) => d,
+        _ => return Finding::new(ID, AREA, Status::Skip, format!("kernel {}: {} is not listed for ROCm {}, so no kernel list applies (see os.rocm-supported)", k.release, os_name(os), r.version)),
+    };
+    if let Some(ks) = d.kernels.iter().find(|ks| ks.series == k.series) {
+        let kind = kernel_list(&DistroSupport { kernels: vec![ks.clone()], ..d.clone() });
+        return Finding::new(ID, AREA, Status::Pass, format!("kernel {} ({kind}) is supported on {} {} by ROCm {}", k.release, d.id, d.version, r.version));
+    }
+    let others = releases_supporting(cx.matrices, os, code.as_deref(), Some(&k.series));
+    let mut f = Finding::new(ID, AREA, Status::Fail, format!("kernel {} ({} series) is not supported on {} {} by ROCm {} (supported: {})", k.release, k.series, d.id, d.version, r.version, kernel_list(d)))
+        .detail(format!("amdgpu-dkms may fail to build against an unlisted kernel. ROCm releases that list {} {} with kernel {}: {}", d.id, d.version, k.series, versions_text(&others)));
+    let boot = match d.id.as_str() {
+        "ubuntu" => {
+            let hwe = d.kernels.iter().find(|k| k.kind == KernelKind::Hwe);
+            match hwe {
+                Some(h) => format!("install and boot a listed kernel: sudo apt install linux-generic (GA) or linux-generic-hwe-{} ({} HWE)", d.version, h.series),
+                None => "install and boot the GA kernel: sudo apt install linux-generic".into(),
+            }
+        }
+        _ => format!("boot a listed kernel ({})", kernel_list(d)),
+    };
+    f = f.fix(match others.last() {
+        Some(v) => format!("{boot}, or target a release that lists it: --target rocm-{v}"),
+        None => boot,
+    });
+    f
+}

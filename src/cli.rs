@@ -1,0 +1,67 @@
+//! The command line (clap derive). `--help` is meant to teach: each flag says what it is for.
+
+use crate::target::TargetSpec;
+use clap::{Args, Parser, Subcommand};
+use std::path::PathBuf;
+
+/// Tells you, before you deploy, whether a Linux GPU host and a container stack will run PyTorch on ROCm or CUDA.
+#[derive(Debug, Parser)]
+#[command(name = "rocmenv", version, about, long_about = None, propagate_version = true)]
+pub struct Cli {
+    /// Read the compatibility matrices from this directory instead of the built-in ones
+    /// (rocm.yaml, cuda.yaml, ngc.yaml, gpus.yaml).
+    #[arg(long, global = true, env = "ROCMENV_MATRICES", value_name = "DIR")]
+    pub matrices: Option<PathBuf>,
+
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The commands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Check this host (or a captured host tree): kernel, distro, GPUs, drivers, device nodes,
+    /// ROCm/CUDA, environment, topology and Docker, each with a fix.
+    ///
+    /// Exit codes: 0 all passed (warnings allowed), 1 a check failed (or warned, with --strict),
+    /// 2 bad input (flags, matrices, sysroot), 3 the environment could not be used.
+    Doctor(DoctorArgs),
+    /// Print a shell completion script: `rocmenv completions bash > /etc/bash_completion.d/rocmenv`.
+    Completions {
+        /// bash, zsh, fish, elvish or powershell.
+        shell: clap_complete::Shell,
+    },
+}
+
+/// Flags of `rocmenv doctor`.
+#[derive(Debug, Args)]
+pub struct DoctorArgs {
+    /// Read the host from this directory instead of `/`: a tree that mirrors /proc, /sys, /dev, /etc and /opt,
+    /// such as tests/fixtures/hosts/<name>. Docker is not asked; tools are not run.
+    #[arg(long, value_name = "DIR")]
+    pub sysroot: Option<PathBuf>,
+
+    /// Check against this release: rocm-X.Y[.Z], cuda-X.Y or ngc-YY.MM.
+    /// Without it: the newest ROCm release that builds the AMD GPUs' targets,
+    /// and the newest CUDA the NVIDIA driver runs.
+    #[arg(long, value_name = "TARGET")]
+    pub target: Option<TargetSpec>,
+
+    /// Print one JSON document (schema_version 1) instead of the report.
+    #[arg(long)]
+    pub json: bool,
+
+    /// Treat warnings as failures (exit 1).
+    #[arg(long)]
+    pub strict: bool,
+
+    /// Also run rocminfo and nvidia-smi (they can hang on broken drivers, so each gets --tool-timeout);
+    /// under --sysroot, read their recorded output from the tree.
+    #[arg(long)]
+    pub deep: bool,
+
+    /// Seconds an external tool may run with --deep.
+    #[arg(long, default_value_t = 10, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..=600))]
+    pub tool_timeout: u64,
+}

@@ -1,0 +1,92 @@
+//! `rocmenv doctor`: validate the options, probe the host, run the checks, hand the result to a reporter.
+
+use crate::checks::{self, Context, Summary};
+use crate::error::Error;
+use crate::host::{self, HostRoot, LiveSession, ProbeOptions, RecordedSession, Session};
+use crate::matrix::Matrices;
+use crate::report::{self, DoctorReport, Style};
+use crate::target::{self, TargetSpec};
+use serde_json::json;
+use std::io::Write;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Options of `rocmenv doctor`, already parsed.
+#[derive(Debug, Clone, Default)]
+pub struct DoctorOptions {
+    /// `--sysroot DIR`; `None` for the live host.
+    pub sysroot: Option<PathBuf>,
+    /// `--matrices DIR` / `ROCMENV_MATRICES`.
+    pub matrices: Option<PathBuf>,
+    /// `--target`.
+    pub target: Option<TargetSpec>,
+    /// `--deep`: run rocminfo / nvidia-smi (or read their recorded output).
+    pub deep: bool,
+    /// How long an external tool may run.
+    pub tool_timeout: Option<Duration>,
+    /// Skip asking the Docker daemon even in live mode (benchmarks).
+    pub no_docker: bool,
+}
+
+/// Runs the doctor in-process and returns the report (no output).
+pub fn build_report(opts: &DoctorOptions) -> Result<DoctorReport, Error> {
+    // Flags and data first, without touching the host.
+    let matrices = Matrices::load(opts.matrices.as_deref())?;
+    let root = match &opts.sysroot {
+        Some(p) => HostRoot::sysroot(p)?,
+        None => HostRoot::live(),
+    };
+    let session: Box<dyn Session> = if root.is_live() {
+        Box::new(LiveSession {
+            tool_timeout: opts.tool_timeout.unwrap_or(Duration::from_secs(10)),
+        })
+    } else {
+        Box::new(RecordedSession::open(&root))
+    };
+    let facts = host::probe(&root, session.as_ref(), &matrices, &ProbeOptions { deep: opts.deep });
+    let target = target::resolve(opts.target.as_ref(), &matrices, &facts)?;
+    let docker = (root.is_live() && !opts.no_docker).then(|| {
+        let host = facts.env.get("DOCKER_HOST").map(String::as_str);
+        crate::engine::docker_status(&crate::engine::endpoint_from_env(host))
+    });
+    let cx = Context {
+        facts: &facts,
+        matrices: &matrices,
+        target: &target,
+        docker: docker.as_ref(),
+        deep: opts.deep,
+    };
+    let findings = checks::run_all(&cx);
+    let summary = Summary::of(&findings);
+    let why = [target.rocm.as_ref().map(|r| r.why.clone()), target.cuda.as_ref().map(|c| c.why.clone())].into_iter().flatten().collect::<Vec<_>>().join("; ");
+    let target_json = json!({
+        "rocm": target.rocm.as_ref().map(|r| r.release.version.to_string()),
+        "cuda": target.cuda.as_ref().map(|c| c.cuda.version.to_string()),
+        "ngc": target.cuda.as_ref().and_then(|c| c.ngc).map(|n| n.release.clone()),
+        "explicit": target.explicit,
+        "why": why,
+    });
+    Ok(DoctorReport {
+        target_label: target.label(),
+        target_why: why,
+        target: target_json,
+        matrices_origin: matrices.origin.clone(),
+        root: root.dir().display().to_string(),
+        facts,
+        findings,
+        summary,
+    })
+}
+
+/// Runs the doctor and writes the report; returns the exit code.
+pub fn run(opts: &DoctorOptions, json_out: bool, strict: bool, style: Style, out: &mut dyn Write) -> Result<i32, Error> {
+    let r = build_report(opts)?;
+    let res = if json_out { report::render_json(&r, out) } else { report::render_human(&r, style, out) };
+    match res {
+        Ok(()) => {}
+        // A closed pipe (`rocmenv doctor | head`) is the reader's choice, not a failure.
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {}
+        Err(e) => return Err(Error::Output(e)),
+    }
+    Ok(r.summary.exit_code(strict))
+}

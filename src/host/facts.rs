@@ -1,0 +1,320 @@
+//! `HostFacts`: what the probe learned about a host. Fields that could not be read are `None`, with a reason in `unavailable`.
+
+use crate::matrix::Vendor;
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// Everything the probe learned.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct HostFacts {
+    /// `live` or `sysroot`.
+    pub mode: String,
+    /// The kernel.
+    pub kernel: Option<KernelFacts>,
+    /// The distribution, from os-release.
+    pub os: Option<OsFacts>,
+    /// AMD and NVIDIA GPUs, in PCI address order.
+    pub gpus: Vec<Gpu>,
+    /// The amdgpu kernel module; `None` when there is no AMD GPU and no module.
+    pub amdgpu_driver: Option<AmdgpuDriver>,
+    /// The NVIDIA kernel module, when loaded.
+    pub nvidia_driver: Option<NvidiaDriver>,
+    /// The ROCm install `/opt/rocm` points at (else the newest one).
+    pub rocm: Option<RocmInstall>,
+    /// Every ROCm install found under `/opt/rocm*`.
+    pub rocm_installs: Vec<RocmInstall>,
+    /// The CUDA toolkit `/usr/local/cuda` points at (else the newest one).
+    pub cuda: Option<CudaInstall>,
+    /// Every CUDA toolkit under `/usr/local/cuda*`.
+    pub cuda_installs: Vec<CudaInstall>,
+    /// `/dev/kfd`, render nodes and NVIDIA nodes.
+    pub device_nodes: DeviceNodes,
+    /// Who runs rocmenv.
+    pub user: Option<UserFacts>,
+    /// Tools found on PATH (`None` when absent).
+    pub tools: BTreeMap<String, Option<String>>,
+    /// Total memory in bytes.
+    pub memory_bytes: Option<u64>,
+    /// The CPU.
+    pub cpu: Option<CpuFacts>,
+    /// The GPU-related environment variables that are set.
+    pub env: BTreeMap<String, String>,
+    /// True on Windows Subsystem for Linux 2.
+    pub wsl: bool,
+    /// Container-engine configuration found in files.
+    pub container: ContainerConfig,
+    /// Output of external tools, with `--deep`.
+    pub evidence: Evidence,
+    /// Facts that could not be read, and why.
+    pub unavailable: Vec<Unavailable>,
+}
+
+/// A fact that could not be read.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Unavailable {
+    /// Which fact (`kernel`, `os`, `gpu 0000:03:00.0 pcie`, …).
+    pub fact: String,
+    /// Why.
+    pub reason: String,
+}
+
+/// The running kernel.
+#[derive(Debug, Clone, Serialize)]
+pub struct KernelFacts {
+    /// As `uname -r` prints it.
+    pub release: String,
+    /// `major.minor.patch`.
+    pub version: String,
+    /// The flavour after the ABI (`generic`, `aws`, `el9_4`…), when there is one.
+    pub flavour: Option<String>,
+    /// `major.minor`, what the matrices list.
+    pub series: String,
+}
+
+/// The distribution, from os-release.
+#[derive(Debug, Clone, Serialize)]
+pub struct OsFacts {
+    /// `ID`.
+    pub id: Option<String>,
+    /// `ID_LIKE`.
+    pub id_like: Vec<String>,
+    /// `VERSION_ID`.
+    pub version_id: Option<String>,
+    /// The point release when the distro says it (Ubuntu `22.04.4`).
+    pub point_release: Option<String>,
+    /// `PRETTY_NAME`.
+    pub pretty_name: Option<String>,
+    /// `UBUNTU_CODENAME` or `VERSION_CODENAME`.
+    pub codename: Option<String>,
+}
+
+/// A GPU on the PCI bus. AMD GPUs carry `gfx`, NVIDIA GPUs `compute_capability`.
+#[derive(Debug, Clone)]
+pub struct Gpu {
+    /// `amd` or `nvidia`.
+    pub vendor: Vendor,
+    /// PCI address, `0000:03:00.0`.
+    pub pci_address: String,
+    /// PCI device id, `0x744c`.
+    pub device_id: String,
+    /// Marketing name from the matrices, when the id is known.
+    pub name: Option<String>,
+    /// AMD gfx target, from KFD (or, with no KFD node, from the matrices: see `gfx_source`).
+    pub gfx: Option<String>,
+    /// Where `gfx` came from: `kfd` or `pci-id`.
+    pub gfx_source: Option<String>,
+    /// NVIDIA compute capability, from the matrices.
+    pub compute_capability: Option<String>,
+    /// VRAM in bytes.
+    pub vram_bytes: Option<u64>,
+    /// `/dev/dri/renderD<n>`.
+    pub render_node: Option<String>,
+    /// KFD topology node index.
+    pub kfd_node: Option<u32>,
+    /// True for an APU's integrated GPU.
+    pub integrated: Option<bool>,
+    /// NUMA node (`None` when the platform does not say).
+    pub numa_node: Option<i64>,
+    /// PCIe link.
+    pub pcie: Option<PcieLink>,
+    /// The kernel driver bound to the device (`amdgpu`, `nvidia`, `vfio-pci`).
+    pub driver: Option<String>,
+}
+
+impl Serialize for Gpu {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut m = s.serialize_map(None)?;
+        m.serialize_entry("vendor", &self.vendor)?;
+        m.serialize_entry("pci_address", &self.pci_address)?;
+        m.serialize_entry("device_id", &self.device_id)?;
+        m.serialize_entry("name", &self.name)?;
+        match self.vendor {
+            Vendor::Amd => {
+                m.serialize_entry("gfx", &self.gfx)?;
+                m.serialize_entry("gfx_source", &self.gfx_source)?;
+            }
+            Vendor::Nvidia => m.serialize_entry("compute_capability", &self.compute_capability)?,
+        }
+        m.serialize_entry("vram_bytes", &self.vram_bytes)?;
+        m.serialize_entry("render_node", &self.render_node)?;
+        m.serialize_entry("kfd_node", &self.kfd_node)?;
+        m.serialize_entry("integrated", &self.integrated)?;
+        m.serialize_entry("numa_node", &self.numa_node)?;
+        m.serialize_entry("pcie", &self.pcie)?;
+        m.serialize_entry("driver", &self.driver)?;
+        m.end()
+    }
+}
+
+/// A PCIe link, current and maximum.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PcieLink {
+    /// GT/s now.
+    pub current_speed_gts: Option<f64>,
+    /// Lanes now.
+    pub current_width: Option<u32>,
+    /// GT/s the device and slot can do.
+    pub max_speed_gts: Option<f64>,
+    /// Lanes the device and slot can do.
+    pub max_width: Option<u32>,
+}
+
+/// The amdgpu kernel module.
+#[derive(Debug, Clone, Serialize)]
+pub struct AmdgpuDriver {
+    /// True when `/sys/module/amdgpu` exists.
+    pub loaded: bool,
+    /// `/sys/module/amdgpu/version`: present for amdgpu-dkms, absent for the in-tree driver.
+    pub version: Option<String>,
+    /// `dkms` or `in-tree`.
+    pub kind: Option<String>,
+    /// `/sys/module/amdgpu/initstate` (`live`).
+    pub initstate: Option<String>,
+}
+
+/// The NVIDIA kernel module.
+#[derive(Debug, Clone, Serialize)]
+pub struct NvidiaDriver {
+    /// Driver version, `550.127.05`.
+    pub version: String,
+    /// True for the open kernel module.
+    pub open: bool,
+}
+
+/// A ROCm install.
+#[derive(Debug, Clone, Serialize)]
+pub struct RocmInstall {
+    /// `6.2.0` (from `.info/version`, build suffix removed).
+    pub version: String,
+    /// `/opt/rocm-6.2.0`.
+    pub path: String,
+}
+
+/// A CUDA toolkit.
+#[derive(Debug, Clone, Serialize)]
+pub struct CudaInstall {
+    /// `12.6.2`.
+    pub version: String,
+    /// `/usr/local/cuda-12.6`.
+    pub path: String,
+}
+
+/// Device nodes a GPU workload opens.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct DeviceNodes {
+    /// `/dev/kfd`.
+    pub kfd: Option<DeviceNode>,
+    /// `/dev/dri/renderD*`.
+    pub render: Vec<DeviceNode>,
+    /// `/dev/nvidiactl`, `/dev/nvidia<N>`.
+    pub nvidia: Vec<DeviceNode>,
+    /// `/dev/dxg` (WSL2).
+    pub dxg: bool,
+}
+
+/// One device node: mode, owner and whether the user can open it read-write.
+#[derive(Debug, Clone, Serialize)]
+pub struct DeviceNode {
+    /// Host path.
+    pub path: String,
+    /// Mode bits, `0660`.
+    pub mode: Option<String>,
+    /// Owning group id.
+    pub gid: Option<u32>,
+    /// Owning group name, from `/etc/group`.
+    pub group: Option<String>,
+    /// Whether the user can read and write it; `None` when the user is unknown.
+    pub accessible: Option<bool>,
+}
+
+/// Who runs rocmenv.
+#[derive(Debug, Clone, Serialize)]
+pub struct UserFacts {
+    /// Login name.
+    pub name: Option<String>,
+    /// User id.
+    pub uid: u32,
+    /// Group ids (primary and supplementary).
+    #[serde(skip)]
+    pub gids: Vec<u32>,
+    /// Group names.
+    pub groups: Vec<String>,
+}
+
+/// The CPU.
+#[derive(Debug, Clone, Serialize)]
+pub struct CpuFacts {
+    /// Model name.
+    pub model: Option<String>,
+    /// Logical CPUs.
+    pub logical_cores: usize,
+}
+
+/// Container-engine configuration read from files.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct ContainerConfig {
+    /// Runtimes named in `/etc/docker/daemon.json`.
+    pub docker_runtimes: Vec<String>,
+    /// `default-runtime` in daemon.json.
+    pub docker_default_runtime: Option<String>,
+    /// CDI spec files in `/etc/cdi` and `/var/run/cdi`, with their kinds.
+    pub cdi_specs: Vec<CdiSpec>,
+}
+
+/// A CDI spec file.
+#[derive(Debug, Clone, Serialize)]
+pub struct CdiSpec {
+    /// Host path.
+    pub path: String,
+    /// `kind:` (`nvidia.com/gpu`, `amd.com/gpu`) when readable.
+    pub kind: Option<String>,
+}
+
+/// Outputs of external tools (with `--deep`), parsed.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Evidence {
+    /// `rocminfo`.
+    pub rocminfo: Option<ToolEvidence>,
+    /// `nvidia-smi`.
+    pub nvidia_smi: Option<ToolEvidence>,
+}
+
+/// What one tool said.
+#[derive(Debug, Clone, Serialize)]
+pub struct ToolEvidence {
+    /// GPU agents or devices it listed (gfx names or product names).
+    pub devices: Vec<String>,
+    /// Errors it printed, in rocmenv's words.
+    pub errors: Vec<String>,
+    /// How it ended: `exit 0`, `timed out after 10 s`, `recorded`.
+    pub outcome: String,
+}
+
+impl HostFacts {
+    /// Records a fact that could not be read.
+    pub fn unavailable(&mut self, fact: impl Into<String>, reason: impl Into<String>) {
+        self.unavailable.push(Unavailable {
+            fact: fact.into(),
+            reason: reason.into(),
+        });
+    }
+
+    /// The reason a fact is missing, if recorded.
+    pub fn why_unavailable(&self, fact: &str) -> Option<&str> {
+        self.unavailable
+            .iter()
+            .find(|u| u.fact == fact)
+            .map(|u| u.reason.as_str())
+    }
+
+    /// AMD GPUs.
+    pub fn amd_gpus(&self) -> impl Iterator<Item = &Gpu> {
+        self.gpus.iter().filter(|g| g.vendor == Vendor::Amd)
+    }
+
+    /// NVIDIA GPUs.
+    pub fn nvidia_gpus(&self) -> impl Iterator<Item = &Gpu> {
+        self.gpus.iter().filter(|g| g.vendor == Vendor::Nvidia)
+    }
+}

@@ -1,0 +1,171 @@
+//! The human report: a GPU table, then findings grouped by area with ✓ ! ✗ - marks.
+
+use super::DoctorReport;
+use crate::checks::{Finding, Status, AREAS};
+use crate::host::Gpu;
+use std::io::Write;
+
+/// Whether to colour the output.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Style {
+    /// Plain text.
+    Plain,
+    /// ANSI colours.
+    Color,
+}
+
+impl Style {
+    /// Colour only on a terminal, and never when `NO_COLOR` is set (to anything non-empty).
+    pub fn detect(is_terminal: bool) -> Self {
+        let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
+        if is_terminal && !no_color {
+            Style::Color
+        } else {
+            Style::Plain
+        }
+    }
+
+    fn paint(self, code: &str, text: &str) -> String {
+        match self {
+            Style::Plain => text.to_string(),
+            Style::Color => format!("\x1b[{code}m{text}\x1b[0m"),
+        }
+    }
+}
+
+fn mark(s: Status, style: Style) -> String {
+    match s {
+        Status::Pass => style.paint("32", "✓"),
+        Status::Warn => style.paint("33", "!"),
+        Status::Fail => style.paint("31;1", "✗"),
+        Status::Skip => style.paint("2", "-"),
+    }
+}
+
+fn gib(b: u64) -> String {
+    let g = b as f64 / (1u64 << 30) as f64;
+    if g >= 10.0 {
+        format!("{g:.0} GiB")
+    } else {
+        format!("{g:.1} GiB")
+    }
+}
+
+fn link(g: &Gpu) -> String {
+    let Some(l) = &g.pcie else { return "-".into() };
+    let fmt = |s: Option<f64>, w: Option<u32>| match (s, w) {
+        (Some(s), Some(w)) => format!("{s} GT/s x{w}"),
+        (Some(s), None) => format!("{s} GT/s"),
+        (None, Some(w)) => format!("x{w}"),
+        (None, None) => "?".into(),
+    };
+    format!("{} / {}", fmt(l.current_speed_gts, l.current_width), fmt(l.max_speed_gts, l.max_width))
+}
+
+fn gpu_table(r: &DoctorReport, out: &mut dyn Write) -> std::io::Result<()> {
+    let rows: Vec<[String; 8]> = r
+        .facts
+        .gpus
+        .iter()
+        .enumerate()
+        .map(|(i, g)| {
+            [
+                i.to_string(),
+                g.name.clone().unwrap_or_else(|| format!("unknown {}", g.device_id)) + if g.integrated == Some(true) { " (iGPU)" } else { "" },
+                g.pci_address.clone(),
+                g.gfx.clone().or(g.compute_capability.clone().map(|c| format!("sm {c}"))).unwrap_or_else(|| "-".into()),
+                g.vram_bytes.map(gib).unwrap_or_else(|| "-".into()),
+                g.numa_node.map(|n| n.to_string()).unwrap_or_else(|| "-".into()),
+                link(g),
+                g.render_node.clone().map(|p| p.trim_start_matches("/dev/dri/").to_string()).unwrap_or_else(|| "-".into()),
+            ]
+        })
+        .collect();
+    let head = ["#", "GPU", "PCI", "target", "VRAM", "NUMA", "PCIe now / max", "render"];
+    let mut w = head.map(|h| h.chars().count());
+    for row in &rows {
+        for (i, c) in row.iter().enumerate() {
+            w[i] = w[i].max(c.chars().count());
+        }
+    }
+    let line = |cells: &[String]| {
+        let mut s = String::from(" ");
+        for (i, c) in cells.iter().enumerate() {
+            s.push(' ');
+            s.push_str(c);
+            if i + 1 < cells.len() {
+                s.push_str(&" ".repeat(w[i] - c.chars().count() + 1));
+            }
+        }
+        s
+    };
+    writeln!(out, "{}", line(&head.map(str::to_string)))?;
+    for row in &rows {
+        writeln!(out, "{}", line(row))?;
+    }
+    Ok(())
+}
+
+fn area_title(a: &str) -> &'static str {
+    match a {
+        "system" => "System",
+        "gpu" => "GPUs",
+        "driver" => "Kernel drivers",
+        "devices" => "Device nodes",
+        "userspace" => "User space",
+        "environment" => "Environment",
+        "topology" => "Topology",
+        "containers" => "Containers",
+        "tools" => "Tools (--deep)",
+        _ => "Other",
+    }
+}
+
+fn finding(f: &Finding, style: Style, out: &mut dyn Write) -> std::io::Result<()> {
+    writeln!(out, "  {} {}", mark(f.status, style), f.summary)?;
+    let shows_more = matches!(f.status, Status::Warn | Status::Fail);
+    if let (Some(d), true) = (&f.detail, shows_more) {
+        writeln!(out, "      {}", style.paint("2", d))?;
+    }
+    if let (Some(x), true) = (&f.fix, shows_more) {
+        writeln!(out, "      fix: {x}")?;
+    }
+    Ok(())
+}
+
+/// Writes the human report.
+pub fn render_human(r: &DoctorReport, style: Style, out: &mut dyn Write) -> std::io::Result<()> {
+    let f = &r.facts;
+    let where_ = if f.mode == "live" { "this host".to_string() } else { format!("host tree {}", r.root) };
+    writeln!(out, "rocmenv doctor: {where_}, checked against {} ({})", if r.target_label.is_empty() { "nothing" } else { &r.target_label }, r.target_why)?;
+    let os = f.os.as_ref().and_then(|o| o.pretty_name.clone()).unwrap_or_else(|| "unknown OS".into());
+    let kernel = f.kernel.as_ref().map(|k| k.release.clone()).unwrap_or_else(|| "unknown kernel".into());
+    let cpu = f.cpu.as_ref().map(|c| format!(", {} CPUs", c.logical_cores)).unwrap_or_default();
+    let mem = f.memory_bytes.map(|m| format!(", {} RAM", gib(m))).unwrap_or_default();
+    writeln!(out, "{os}, kernel {kernel}{cpu}{mem}{}", if f.wsl { " (WSL2)" } else { "" })?;
+    if !f.gpus.is_empty() {
+        writeln!(out)?;
+        gpu_table(r, out)?;
+    }
+    for area in AREAS {
+        let items: Vec<&Finding> = r.findings.iter().filter(|x| x.area == area).collect();
+        if items.is_empty() {
+            continue;
+        }
+        writeln!(out)?;
+        writeln!(out, "{}", style.paint("1", area_title(area)))?;
+        for x in items {
+            finding(x, style, out)?;
+        }
+    }
+    if !f.unavailable.is_empty() {
+        writeln!(out)?;
+        writeln!(out, "{}", style.paint("1", "Could not read"))?;
+        for u in &f.unavailable {
+            writeln!(out, "  - {}: {}", u.fact, u.reason)?;
+        }
+    }
+    let s = r.summary;
+    writeln!(out)?;
+    writeln!(out, "{} passed, {} warnings, {} failed, {} skipped", s.pass, s.warn, s.fail, s.skip)
+}

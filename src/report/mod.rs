@@ -1,0 +1,30 @@
+//! Reporters: render a doctor run as human text or JSON. They write to `&mut dyn Write`, so tests capture them.
+
+mod human;
+mod json;
+
+pub use human::{render_human, Style};
+pub use json::{doctor_json, render_json};
+
+use crate::checks::{Finding, Summary};
+use crate::host::HostFacts;
+
+/// Everything a doctor run produced.
+pub struct DoctorReport {
+    /// The host.
+    pub facts: HostFacts,
+    /// The findings, in check order.
+    pub findings: Vec<Finding>,
+    /// Counts.
+    pub summary: Summary,
+    /// The target, in words (`ROCm 6.2.4`).
+    pub target_label: String,
+    /// How the target was chosen.
+    pub target_why: String,
+    /// Machine-readable target: `rocm`, `cuda`, `ngc` versions.
+    pub target: serde_json::Value,
+    /// Where the matrices came from.
+    pub matrices_origin: String,
+    /// The host root (`/` or the sysroot path).
+    pub root: String,
+}
