@@ -1,1 +1,3 @@
 //! Parsers for text that hosts and tools print. Each takes `&str` and returns typed values.
+
+pub mod kernel;
