@@ -1,3 +1,5 @@
 //! Parsers for text that hosts and tools print. Each takes `&str` and returns typed values.
 
 pub mod kernel;
+pub mod kfd;
+pub mod os_release;
