@@ -3,3 +3,4 @@
 pub mod kernel;
 pub mod kfd;
 pub mod os_release;
+pub mod rocminfo;
