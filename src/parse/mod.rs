@@ -2,5 +2,7 @@
 
 pub mod kernel;
 pub mod kfd;
+pub mod nvidia_proc;
+pub mod nvidia_smi;
 pub mod os_release;
 pub mod rocminfo;
