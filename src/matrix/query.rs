@@ -77,7 +77,7 @@ impl Matrices {
         self.gpus
             .gpus
             .iter()
-            .find(|g| g.vendor == vendor && g.pci_ids.iter().any(|p| *p == id))
+            .find(|g| g.vendor == vendor && g.pci_ids.contains(&id))
     }
 
     /// What is known about a gfx target.

@@ -5,4 +5,5 @@ pub mod kfd;
 pub mod nvidia_proc;
 pub mod nvidia_smi;
 pub mod os_release;
+pub mod rocm_smi;
 pub mod rocminfo;

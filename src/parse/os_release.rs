@@ -140,17 +140,20 @@ mod tests {
         };
     }
 
+    /// (text, id, version_id, id_like, point release, codename)
+    type Case = (
+        &'static str,
+        &'static str,
+        Option<&'static str>,
+        &'static [&'static str],
+        Option<&'static str>,
+        Option<&'static str>,
+    );
+
     #[test]
     fn every_capture() {
         // (text, id, version_id, id_like, point release, codename)
-        let cases: [(
-            &str,
-            &str,
-            Option<&str>,
-            &[&str],
-            Option<&str>,
-            Option<&str>,
-        ); 9] = [
+        let cases: [Case; 9] = [
             (
                 capture!("os-release_arch.txt"),
                 "arch",
