@@ -87,9 +87,8 @@ impl GfxTarget {
                 .parse()
                 .map_err(|_| err("is not an override value like 10.3.0"))?;
         }
-        GfxTarget::new(n[0], n[1], n[2]).ok_or_else(|| {
-            err("has a minor or stepping above 15, which no gfx target can have")
-        })
+        GfxTarget::new(n[0], n[1], n[2])
+            .ok_or_else(|| err("has a minor or stepping above 15, which no gfx target can have"))
     }
 
     /// The `HSA_OVERRIDE_GFX_VERSION` spelling: `10.3.0`.
@@ -123,7 +122,8 @@ impl FromStr for GfxTarget {
             .parse()
             .map_err(|_| err("is not a gfx target (major out of range)"))?;
         let minor = u8::from_str_radix(&tail[0..1], 16).map_err(|_| err("is not a gfx target"))?;
-        let stepping = u8::from_str_radix(&tail[1..2], 16).map_err(|_| err("is not a gfx target"))?;
+        let stepping =
+            u8::from_str_radix(&tail[1..2], 16).map_err(|_| err("is not a gfx target"))?;
         if tail.bytes().any(|b| b.is_ascii_uppercase()) {
             return Err(err("is not a gfx target (write hex digits in lower case)"));
         }
@@ -182,21 +182,44 @@ mod tests {
 
     #[test]
     fn names_refuse_garbage() {
-        for bad in ["gfx", "gfx9", "gfxZZZ", "gpu1100", "gfx11000", "gfx90A", "", "gfx0000"] {
+        for bad in [
+            "gfx", "gfx9", "gfxZZZ", "gpu1100", "gfx11000", "gfx90A", "", "gfx0000",
+        ] {
             assert!(bad.parse::<GfxTarget>().is_err(), "{bad} accepted");
         }
         assert_eq!(
-            "gfx90a:sramecc+:xnack-".parse::<GfxTarget>().unwrap().to_string(),
+            "gfx90a:sramecc+:xnack-"
+                .parse::<GfxTarget>()
+                .unwrap()
+                .to_string(),
             "gfx90a"
         );
     }
 
     #[test]
     fn override_values_round_trip() {
-        assert_eq!(GfxTarget::from_override("10.3.0").unwrap().to_string(), "gfx1030");
-        assert_eq!(GfxTarget::from_override("9.0.10").unwrap().to_string(), "gfx90a");
-        assert_eq!(GfxTarget::from_override("gfx1100").unwrap().override_value(), "11.0.0");
-        for bad in ["10.3", "10.3.0.1", "a.b.c", "10.16.0", "", "10.3.0; rm -rf /"] {
+        assert_eq!(
+            GfxTarget::from_override("10.3.0").unwrap().to_string(),
+            "gfx1030"
+        );
+        assert_eq!(
+            GfxTarget::from_override("9.0.10").unwrap().to_string(),
+            "gfx90a"
+        );
+        assert_eq!(
+            GfxTarget::from_override("gfx1100")
+                .unwrap()
+                .override_value(),
+            "11.0.0"
+        );
+        for bad in [
+            "10.3",
+            "10.3.0.1",
+            "a.b.c",
+            "10.16.0",
+            "",
+            "10.3.0; rm -rf /",
+        ] {
             assert!(GfxTarget::from_override(bad).is_err(), "{bad} accepted");
         }
     }

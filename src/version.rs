@@ -225,7 +225,15 @@ mod tests {
 
     #[test]
     fn garbage_versions_are_refused() {
-        for bad in ["", "6.x", "6..2", "1.2.3.4", "99999999999.1", "-1", "6.2-rc1"] {
+        for bad in [
+            "",
+            "6.x",
+            "6..2",
+            "1.2.3.4",
+            "99999999999.1",
+            "-1",
+            "6.2-rc1",
+        ] {
             assert!(bad.parse::<Version>().is_err(), "{bad} was accepted");
         }
     }

@@ -1,1 +1,9 @@
 //! Parsers for text that hosts and tools print. Each takes `&str` and returns typed values.
+
+pub mod kernel;
+pub mod kfd;
+pub mod nvidia_proc;
+pub mod nvidia_smi;
+pub mod os_release;
+pub mod rocm_smi;
+pub mod rocminfo;
