@@ -41,7 +41,10 @@ fn embedded_rocm_facts() {
     assert_eq!(m.rocm_release("6.1.5").unwrap().version, v("6.1.5"));
     assert!(m.rocm_release("6.5").is_none());
 
-    let (r640, r641) = (m.rocm_release("6.4.0").unwrap(), m.rocm_release("6.4.1").unwrap());
+    let (r640, r641) = (
+        m.rocm_release("6.4.0").unwrap(),
+        m.rocm_release("6.4.1").unwrap(),
+    );
     assert!(!r640.builds(gfx("gfx1101")));
     assert!(r641.builds(gfx("gfx1101")));
     assert!(r641.builds(gfx("gfx1201")) && r641.builds(gfx("gfx1200")));
@@ -49,11 +52,17 @@ fn embedded_rocm_facts() {
     assert!(m.rocm_release("7.0.0").unwrap().builds(gfx("gfx950")));
 
     let r600 = m.rocm_release("6.0.0").unwrap();
-    assert_eq!(r600.gfx_status(gfx("gfx906")).unwrap().status, SupportStatus::Deprecated);
+    assert_eq!(
+        r600.gfx_status(gfx("gfx906")).unwrap().status,
+        SupportStatus::Deprecated
+    );
     assert!(!r640.builds(gfx("gfx906")));
     assert!(!r600.builds(gfx("gfx900")));
     let r720 = m.rocm_release("7.2").unwrap();
-    assert_eq!(r720.gfx_status(gfx("gfx1151")).unwrap().status, SupportStatus::Experimental);
+    assert_eq!(
+        r720.gfx_status(gfx("gfx1151")).unwrap().status,
+        SupportStatus::Experimental
+    );
 
     // Kernel-driver windows (alanina CSV row "AMD GPU Driver").
     let r62 = m.rocm_release("6.2").unwrap();
@@ -70,9 +79,21 @@ fn embedded_rocm_facts() {
     assert!(u.kernels.iter().any(|k| k.series == "6.8"));
     assert!(r62.distro("sles", "15-SP6").is_some());
     assert!(r62.distro("ubuntu", "20.04").is_none());
-    assert!(m.rocm_release("7.1.1").unwrap().distro("rhel", "10.1").is_some());
-    assert!(m.rocm_release("7.1.0").unwrap().distro("azurelinux", "3.0").is_none());
-    assert!(m.rocm_release("7.0.2").unwrap().distro("azurelinux", "3.0").is_some());
+    assert!(m
+        .rocm_release("7.1.1")
+        .unwrap()
+        .distro("rhel", "10.1")
+        .is_some());
+    assert!(m
+        .rocm_release("7.1.0")
+        .unwrap()
+        .distro("azurelinux", "3.0")
+        .is_none());
+    assert!(m
+        .rocm_release("7.0.2")
+        .unwrap()
+        .distro("azurelinux", "3.0")
+        .is_some());
 
     assert_eq!(r62.pytorch, ["2.3", "2.2", "2.1", "2.0", "1.13"]);
 }
@@ -83,16 +104,28 @@ fn every_image_tag_names_its_release() {
     let mut n = 0;
     for r in &m.rocm.releases {
         for img in &r.images {
-            check_rocm_tag(&img.tag, &r.version).unwrap_or_else(|e| panic!("{} under {}: {e}", img.tag, r.version));
-            assert!(img.tag.contains(&format!("ubuntu{}", img.ubuntu)), "{}", img.tag);
-            assert!(img.tag.contains(&format!("py{}", img.python)), "{}", img.tag);
+            check_rocm_tag(&img.tag, &r.version)
+                .unwrap_or_else(|e| panic!("{} under {}: {e}", img.tag, r.version));
+            assert!(
+                img.tag.contains(&format!("ubuntu{}", img.ubuntu)),
+                "{}",
+                img.tag
+            );
+            assert!(
+                img.tag.contains(&format!("py{}", img.python)),
+                "{}",
+                img.tag
+            );
             assert!(img.tag.ends_with(&img.pytorch), "{}", img.tag);
             n += 1;
         }
     }
     assert!(n > 60, "only {n} tags");
     let r62 = m.rocm_release("6.2.0").unwrap();
-    assert!(r62.images.iter().any(|i| i.tag == "rocm6.2_ubuntu22.04_py3.10_pytorch_release_2.3.0"));
+    assert!(r62
+        .images
+        .iter()
+        .any(|i| i.tag == "rocm6.2_ubuntu22.04_py3.10_pytorch_release_2.3.0"));
     let r7 = m.rocm_release("7.0.0").unwrap();
     assert!(r7.images.iter().all(|i| i.provenance.is_unconfirmed("*")));
 }
@@ -104,24 +137,66 @@ fn embedded_cuda_and_ngc_facts() {
     assert_eq!(c.label, "12.4 Update 1");
     assert_eq!(c.min_driver_linux.to_string(), "550.54.15");
     assert_eq!(m.cuda_release("12.4").unwrap().version, v("12.4.1"));
-    assert_eq!(m.cuda_series_floor("12.4").unwrap().min_driver_linux.to_string(), "550.54.14");
-    assert_eq!(m.cuda_release("12.6.2").unwrap().min_driver_linux.to_string(), "560.35.03");
+    assert_eq!(
+        m.cuda_series_floor("12.4")
+            .unwrap()
+            .min_driver_linux
+            .to_string(),
+        "550.54.14"
+    );
+    assert_eq!(
+        m.cuda_release("12.6.2")
+            .unwrap()
+            .min_driver_linux
+            .to_string(),
+        "560.35.03"
+    );
     assert!(m.cuda_release("13.0").unwrap().min_driver_windows.is_none());
-    assert_eq!(m.cuda_family(12).unwrap().min_driver.to_string(), "525.60.13");
-    assert_eq!(m.cuda_family(13).unwrap().min_driver.to_string(), "580.65.06");
-    assert_eq!(m.newest_cuda_for_driver(&"550.127.05".parse().unwrap()).unwrap().version, v("12.4.1"));
-    assert!(m.cuda_release("11.8").unwrap().compute_capabilities.contains(&"9.0".to_string()));
-    assert!(!m.cuda_release("12.0").unwrap().compute_capabilities.contains(&"3.5".to_string()));
+    assert_eq!(
+        m.cuda_family(12).unwrap().min_driver.to_string(),
+        "525.60.13"
+    );
+    assert_eq!(
+        m.cuda_family(13).unwrap().min_driver.to_string(),
+        "580.65.06"
+    );
+    assert_eq!(
+        m.newest_cuda_for_driver(&"550.127.05".parse().unwrap())
+            .unwrap()
+            .version,
+        v("12.4.1")
+    );
+    assert!(m
+        .cuda_release("11.8")
+        .unwrap()
+        .compute_capabilities
+        .contains(&"9.0".to_string()));
+    assert!(!m
+        .cuda_release("12.0")
+        .unwrap()
+        .compute_capabilities
+        .contains(&"3.5".to_string()));
     let c13 = &m.cuda_release("13.0").unwrap().compute_capabilities;
-    assert!(c13.contains(&"11.0".to_string()) && !c13.contains(&"10.1".to_string()) && !c13.contains(&"7.0".to_string()));
-    assert!(m.cuda_release("11.0.1").is_none(), "release candidates are left out");
+    assert!(
+        c13.contains(&"11.0".to_string())
+            && !c13.contains(&"10.1".to_string())
+            && !c13.contains(&"7.0".to_string())
+    );
+    assert!(
+        m.cuda_release("11.0.1").is_none(),
+        "release candidates are left out"
+    );
 
     let n = m.ngc_release("24.05").unwrap();
     assert_eq!(n.cuda, v("12.4.1"));
     assert_eq!(n.tag, "24.05-py3");
     assert_eq!(n.min_driver.to_string(), "545");
     assert!(m.ngc_release("25.07").is_none());
-    assert!(m.ngc_release("24.08").unwrap().provenance.is_unconfirmed("min_driver"));
+    assert!(m
+        .ngc_release("24.08")
+        .unwrap()
+        .provenance
+        .is_unconfirmed("min_driver"));
     assert_eq!(m.ngc.image, "nvcr.io/nvidia/pytorch");
 }
 
@@ -131,16 +206,35 @@ fn embedded_gpu_facts() {
     let xtx = m.gpu_by_pci(Vendor::Amd, "0x744c").unwrap();
     assert!(xtx.name.contains("RX 7900 XTX"));
     assert_eq!(xtx.gfx, Some(gfx("gfx1100")));
-    assert_eq!(m.gpu_by_pci(Vendor::Amd, "0x74A1").unwrap().gfx, Some(gfx("gfx942")));
-    assert_eq!(m.gpu_by_pci(Vendor::Nvidia, "0x2330").unwrap().compute_capability.as_deref(), Some("9.0"));
+    assert_eq!(
+        m.gpu_by_pci(Vendor::Amd, "0x74A1").unwrap().gfx,
+        Some(gfx("gfx942"))
+    );
+    assert_eq!(
+        m.gpu_by_pci(Vendor::Nvidia, "0x2330")
+            .unwrap()
+            .compute_capability
+            .as_deref(),
+        Some("9.0")
+    );
     assert!(m.gpu_by_pci(Vendor::Nvidia, "0x744c").is_none());
     let apu = m.gpu_by_pci(Vendor::Amd, "0x1638").unwrap();
     assert!(apu.integrated && apu.gfx == Some(gfx("gfx90c")));
 
-    let o = m.gfx_info(gfx("gfx1031")).unwrap().override_to.as_ref().unwrap();
+    let o = m
+        .gfx_info(gfx("gfx1031"))
+        .unwrap()
+        .override_to
+        .as_ref()
+        .unwrap();
     assert_eq!(o.target, gfx("gfx1030"));
     assert_eq!(o.target.override_value(), "10.3.0");
-    let rdna1 = m.gfx_info(gfx("gfx1010")).unwrap().override_to.as_ref().unwrap();
+    let rdna1 = m
+        .gfx_info(gfx("gfx1010"))
+        .unwrap()
+        .override_to
+        .as_ref()
+        .unwrap();
     assert!(rdna1.crashes);
     assert!(m.gfx_info(gfx("gfx1100")).unwrap().override_to.is_none());
     // Every AMD GPU's target is described (the loader checks this too).
@@ -154,7 +248,12 @@ fn embedded_gpu_facts() {
 /// A matrices dir with the embedded files, `file` replaced by `bytes` (or left out when `None`).
 fn dir_with(file: &str, bytes: Option<&[u8]>) -> tempfile::TempDir {
     let d = tempfile::tempdir().unwrap();
-    for (f, t) in [("rocm.yaml", ROCM), ("cuda.yaml", CUDA), ("ngc.yaml", NGC), ("gpus.yaml", GPUS)] {
+    for (f, t) in [
+        ("rocm.yaml", ROCM),
+        ("cuda.yaml", CUDA),
+        ("ngc.yaml", NGC),
+        ("gpus.yaml", GPUS),
+    ] {
         if f == file {
             if let Some(b) = bytes {
                 std::fs::write(d.path().join(f), b).unwrap();
@@ -170,9 +269,15 @@ fn dir_with(file: &str, bytes: Option<&[u8]>) -> tempfile::TempDir {
 /// and the 1-based line where `from` began.
 fn corrupt(text: &str, from: &str, to: &str) -> (String, usize) {
     let data = text.find("\nschema_version:").expect("data start");
-    let at = data + text[data..].find(from).unwrap_or_else(|| panic!("`{from}` not in the data"));
+    let at = data
+        + text[data..]
+            .find(from)
+            .unwrap_or_else(|| panic!("`{from}` not in the data"));
     let line = text[..at].matches('\n').count() + 1;
-    (format!("{}{}{}", &text[..at], to, &text[at + from.len()..]), line)
+    (
+        format!("{}{}{}", &text[..at], to, &text[at + from.len()..]),
+        line,
+    )
 }
 
 fn load_err(file: &str, bytes: Option<&[u8]>) -> MatrixError {
@@ -193,16 +298,28 @@ fn malformed_yaml_names_its_line() {
 #[test]
 fn unknown_key_names_its_line() {
     // Block style, inside a record with a flattened `source:` (serde buffers it).
-    let (text, line) = corrupt(ROCM, "  - version: \"6.2.0\"\n", "  - version: \"6.2.0\"\n    colour: red\n");
+    let (text, line) = corrupt(
+        ROCM,
+        "  - version: \"6.2.0\"\n",
+        "  - version: \"6.2.0\"\n    colour: red\n",
+    );
     let e = load_err("rocm.yaml", Some(text.as_bytes()));
     assert_eq!(e.line, Some(line + 1), "{e}");
     assert!(e.message.contains("unknown field `colour`"), "{e}");
     // Flow style.
-    let (text, line) = corrupt(CUDA, "{version: \"12.4.1\",", "{version: \"12.4.1\", colour: red,");
+    let (text, line) = corrupt(
+        CUDA,
+        "{version: \"12.4.1\",",
+        "{version: \"12.4.1\", colour: red,",
+    );
     let e = load_err("cuda.yaml", Some(text.as_bytes()));
     assert_eq!(e.line, Some(line), "{e}");
     // A nested record.
-    let (text, line) = corrupt(ROCM, "{id: debian, version: \"12\"", "{id: debian, colour: red, version: \"12\"");
+    let (text, line) = corrupt(
+        ROCM,
+        "{id: debian, version: \"12\"",
+        "{id: debian, colour: red, version: \"12\"",
+    );
     let e = load_err("rocm.yaml", Some(text.as_bytes()));
     assert_eq!(e.line, Some(line), "{e}");
 }
@@ -241,7 +358,11 @@ fn undecodable_gfx_names_its_line() {
     let e = load_err("gpus.yaml", Some(text.as_bytes()));
     assert_eq!(e.line, Some(line), "{e}");
     assert!(e.message.contains("gfx9z9"), "{e}");
-    let (text, line) = corrupt(ROCM, "{target: gfx906, status: deprecated", "{target: gfx9z9, status: deprecated");
+    let (text, line) = corrupt(
+        ROCM,
+        "{target: gfx906, status: deprecated",
+        "{target: gfx9z9, status: deprecated",
+    );
     let e = load_err("rocm.yaml", Some(text.as_bytes()));
     assert_eq!(e.line, Some(line), "{e}");
 }
@@ -252,7 +373,11 @@ fn unquoted_float_version_names_its_line() {
     let e = load_err("rocm.yaml", Some(text.as_bytes()));
     assert_eq!(e.line, Some(line), "{e}");
     assert!(e.message.contains("quoted"), "{e}");
-    let (text, line) = corrupt(CUDA, "min_driver_linux: \"570.26\"", "min_driver_linux: 570.26");
+    let (text, line) = corrupt(
+        CUDA,
+        "min_driver_linux: \"570.26\"",
+        "min_driver_linux: 570.26",
+    );
     let e = load_err("cuda.yaml", Some(text.as_bytes()));
     assert_eq!(e.line, Some(line), "{e}");
 }
@@ -267,7 +392,10 @@ fn missing_file_is_named() {
 #[test]
 fn non_utf8_file_names_its_line() {
     let (text, line) = corrupt(CUDA, "label: \"12.4 Update 1\"", "label: \"12.4 Update @\"");
-    let bytes: Vec<u8> = text.bytes().map(|b| if b == b'@' { 0xff } else { b }).collect();
+    let bytes: Vec<u8> = text
+        .bytes()
+        .map(|b| if b == b'@' { 0xff } else { b })
+        .collect();
     let e = load_err("cuda.yaml", Some(&bytes));
     assert_eq!(e.line, Some(line), "{e}");
     assert!(e.message.contains("UTF-8"), "{e}");
@@ -297,7 +425,10 @@ fn load_dir_of_the_shipped_files_matches_embedded() {
     let d = dir_with("none", None);
     let m = Matrices::load_dir(d.path()).unwrap();
     assert_eq!(m.rocm_versions(), super_embedded_versions());
-    assert_eq!(m.gpus.gpus.len(), Matrices::embedded().unwrap().gpus.gpus.len());
+    assert_eq!(
+        m.gpus.gpus.len(),
+        Matrices::embedded().unwrap().gpus.gpus.len()
+    );
 }
 
 fn super_embedded_versions() -> Vec<String> {

@@ -138,7 +138,8 @@ fn parse<T: DeserializeOwned>(file: &str, text: &str) -> Result<T, MatrixError> 
         if let Some(at) = line {
             let found = match unknown_field(&message) {
                 Some(key) => record_line(text, at, |l| !key_values(l, key).is_empty()),
-                None => offending_value(&message).and_then(|v| record_line(text, at, |l| contains_token(l, v))),
+                None => offending_value(&message)
+                    .and_then(|v| record_line(text, at, |l| contains_token(l, v))),
             };
             if found.is_some() {
                 line = found;
@@ -177,7 +178,8 @@ fn contains_token(line: &str, token: &str) -> bool {
         let at = start + pos;
         let before = line[..at].chars().next_back();
         let after = line[at + token.len()..].chars().next();
-        let edge = |c: Option<char>| c.is_none_or(|c| !(c.is_alphanumeric() || c == '.' || c == '_'));
+        let edge =
+            |c: Option<char>| c.is_none_or(|c| !(c.is_alphanumeric() || c == '.' || c == '_'));
         if edge(before) && edge(after) {
             return true;
         }
@@ -242,8 +244,13 @@ fn key_values<'a>(line: &'a str, key: &str) -> Vec<&'a str> {
         let at = start + pos;
         start = at + key.len();
         let before = line[..at].trim_end();
-        let boundary = before.is_empty() || before.ends_with('{') || before.ends_with(',') || before.ends_with('-');
-        let Some(rest) = line[at + key.len()..].strip_prefix(':') else { continue };
+        let boundary = before.is_empty()
+            || before.ends_with('{')
+            || before.ends_with(',')
+            || before.ends_with('-');
+        let Some(rest) = line[at + key.len()..].strip_prefix(':') else {
+            continue;
+        };
         if !boundary || !(rest.is_empty() || rest.starts_with(' ')) {
             continue;
         }
@@ -276,7 +283,13 @@ fn line_of(text: &str, key: &str, value: &str, nth: usize) -> Option<usize> {
     None
 }
 
-fn fail(src: &(String, String), key: &str, value: &str, nth: usize, message: String) -> MatrixError {
+fn fail(
+    src: &(String, String),
+    key: &str,
+    value: &str,
+    nth: usize,
+    message: String,
+) -> MatrixError {
     MatrixError {
         file: src.0.clone(),
         line: line_of(&src.1, key, value, nth),
@@ -306,24 +319,50 @@ fn validate_rocm(f: &RocmFile, src: &(String, String)) -> Result<(), MatrixError
     for r in &f.releases {
         let v = r.version.to_string();
         if !seen.insert(r.version.clone()) {
-            return Err(fail(src, "version", &raw_version(&src.1, &r.version), 1, format!("duplicate release {v}")));
+            return Err(fail(
+                src,
+                "version",
+                &raw_version(&src.1, &r.version),
+                1,
+                format!("duplicate release {v}"),
+            ));
         }
         let mut targets = BTreeSet::new();
         for g in &r.gfx {
             if !targets.insert(g.target) {
-                return Err(fail(src, "version", &raw_version(&src.1, &r.version), 0, format!("release {v} lists {} twice", g.target)));
+                return Err(fail(
+                    src,
+                    "version",
+                    &raw_version(&src.1, &r.version),
+                    0,
+                    format!("release {v} lists {} twice", g.target),
+                ));
             }
         }
         for d in &r.distros {
             for k in &d.kernels {
-                if crate::version::parse_with_parts(k.series.split('-').next().unwrap_or("")).is_err() {
-                    return Err(fail(src, "series", &k.series, 0, format!("release {v}: kernel series `{}` is not a version", k.series)));
+                if crate::version::parse_with_parts(k.series.split('-').next().unwrap_or(""))
+                    .is_err()
+                {
+                    return Err(fail(
+                        src,
+                        "series",
+                        &k.series,
+                        0,
+                        format!("release {v}: kernel series `{}` is not a version", k.series),
+                    ));
                 }
             }
         }
         for img in &r.images {
             if let Err(why) = crate::matrix::query::check_rocm_tag(&img.tag, &r.version) {
-                return Err(fail(src, "tag", &img.tag, 0, format!("release {v}: image tag `{}` {why}", img.tag)));
+                return Err(fail(
+                    src,
+                    "tag",
+                    &img.tag,
+                    0,
+                    format!("release {v}: image tag `{}` {why}", img.tag),
+                ));
             }
         }
     }
@@ -334,7 +373,10 @@ fn validate_rocm(f: &RocmFile, src: &(String, String)) -> Result<(), MatrixError
 fn raw_version(text: &str, v: &crate::version::Version) -> String {
     let short = v.short();
     let full = v.to_string();
-    if v.patch() == 0 && line_of(text, "version", &short, 0).is_some() && line_of(text, "version", &full, 0).is_none() {
+    if v.patch() == 0
+        && line_of(text, "version", &short, 0).is_some()
+        && line_of(text, "version", &full, 0).is_none()
+    {
         short
     } else {
         full
@@ -346,15 +388,44 @@ fn validate_cuda(f: &CudaFile, src: &(String, String)) -> Result<(), MatrixError
     let mut seen = BTreeSet::new();
     for r in &f.releases {
         if !seen.insert(r.version.clone()) {
-            return Err(fail(src, "version", &raw_version(&src.1, &r.version), 1, format!("duplicate release {}", r.version)));
+            return Err(fail(
+                src,
+                "version",
+                &raw_version(&src.1, &r.version),
+                1,
+                format!("duplicate release {}", r.version),
+            ));
         }
         for cc in &r.compute_capabilities {
             if parse_cc(cc).is_none() {
-                return Err(fail(src, "version", &raw_version(&src.1, &r.version), 0, format!("release {}: `{cc}` is not a compute capability like 8.6", r.version)));
+                return Err(fail(
+                    src,
+                    "version",
+                    &raw_version(&src.1, &r.version),
+                    0,
+                    format!(
+                        "release {}: `{cc}` is not a compute capability like 8.6",
+                        r.version
+                    ),
+                ));
             }
         }
-        if !f.families.iter().any(|fam| fam.major as u64 == r.version.major()) {
-            return Err(fail(src, "version", &raw_version(&src.1, &r.version), 0, format!("release {} has no family entry for CUDA {}", r.version, r.version.major())));
+        if !f
+            .families
+            .iter()
+            .any(|fam| fam.major as u64 == r.version.major())
+        {
+            return Err(fail(
+                src,
+                "version",
+                &raw_version(&src.1, &r.version),
+                0,
+                format!(
+                    "release {} has no family entry for CUDA {}",
+                    r.version,
+                    r.version.major()
+                ),
+            ));
         }
     }
     Ok(())
@@ -376,13 +447,31 @@ fn validate_ngc(f: &NgcFile, src: &(String, String)) -> Result<(), MatrixError> 
             && r.release[3..].bytes().all(|b| b.is_ascii_digit())
             && (1..=12).contains(&r.release[3..].parse::<u32>().unwrap_or(0));
         if !ok {
-            return Err(fail(src, "release", &r.release, 0, format!("`{}` is not a YY.MM release", r.release)));
+            return Err(fail(
+                src,
+                "release",
+                &r.release,
+                0,
+                format!("`{}` is not a YY.MM release", r.release),
+            ));
         }
         if !seen.insert(r.release.clone()) {
-            return Err(fail(src, "release", &r.release, 1, format!("duplicate release {}", r.release)));
+            return Err(fail(
+                src,
+                "release",
+                &r.release,
+                1,
+                format!("duplicate release {}", r.release),
+            ));
         }
         if !crate::matrix::query::is_safe_tag(&r.tag) {
-            return Err(fail(src, "tag", &r.tag, 0, format!("`{}` is not a valid image tag", r.tag)));
+            return Err(fail(
+                src,
+                "tag",
+                &r.tag,
+                0,
+                format!("`{}` is not a valid image tag", r.tag),
+            ));
         }
     }
     Ok(())
@@ -393,32 +482,75 @@ fn validate_gpus(f: &GpusFile, src: &(String, String)) -> Result<(), MatrixError
     let mut targets: BTreeSet<GfxTarget> = BTreeSet::new();
     for t in &f.gfx_targets {
         if !targets.insert(t.target) {
-            return Err(fail(src, "target", &t.target.to_string(), 1, format!("duplicate gfx target {}", t.target)));
+            return Err(fail(
+                src,
+                "target",
+                &t.target.to_string(),
+                1,
+                format!("duplicate gfx target {}", t.target),
+            ));
         }
     }
     let mut ids = BTreeSet::new();
     for g in &f.gpus {
         match g.vendor {
             Vendor::Amd if g.gfx.is_none() => {
-                return Err(fail(src, "name", &g.name, 0, format!("AMD GPU `{}` needs a gfx target", g.name)))
+                return Err(fail(
+                    src,
+                    "name",
+                    &g.name,
+                    0,
+                    format!("AMD GPU `{}` needs a gfx target", g.name),
+                ))
             }
             Vendor::Nvidia if g.compute_capability.as_deref().and_then(parse_cc).is_none() => {
-                return Err(fail(src, "name", &g.name, 0, format!("NVIDIA GPU `{}` needs a compute_capability like 9.0", g.name)))
+                return Err(fail(
+                    src,
+                    "name",
+                    &g.name,
+                    0,
+                    format!(
+                        "NVIDIA GPU `{}` needs a compute_capability like 9.0",
+                        g.name
+                    ),
+                ))
             }
             _ => {}
         }
         if let Some(t) = g.gfx {
             if !targets.contains(&t) {
-                return Err(fail(src, "name", &g.name, 0, format!("GPU `{}` uses {t}, which gfx_targets does not list", g.name)));
+                return Err(fail(
+                    src,
+                    "name",
+                    &g.name,
+                    0,
+                    format!("GPU `{}` uses {t}, which gfx_targets does not list", g.name),
+                ));
             }
         }
         for id in &g.pci_ids {
-            let ok = id.len() == 6 && id.starts_with("0x") && id[2..].bytes().all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase());
+            let ok = id.len() == 6
+                && id.starts_with("0x")
+                && id[2..]
+                    .bytes()
+                    .all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase());
             if !ok {
-                return Err(fail(src, "name", &g.name, 0, format!("GPU `{}`: PCI id `{id}` must look like 0x744c", g.name)));
+                return Err(fail(
+                    src,
+                    "name",
+                    &g.name,
+                    0,
+                    format!("GPU `{}`: PCI id `{id}` must look like 0x744c", g.name),
+                ));
             }
             if !ids.insert((g.vendor, id.clone())) {
-                return Err(fail(src, "name", &g.name, 0, format!("PCI id {id} is listed twice")));
+                return Err(fail(
+                    src,
+                    "name",
+                    &g.name,
+                    0,
+                    format!("PCI id {id} is listed twice"),
+                ));
             }
         }
     }

@@ -18,12 +18,19 @@ impl Matrices {
 
     /// The newest ROCm release.
     pub fn newest_rocm(&self) -> &RocmRelease {
-        self.rocm.releases.last().expect("validated: at least one release")
+        self.rocm
+            .releases
+            .last()
+            .expect("validated: at least one release")
     }
 
     /// Release versions, for "did you mean" lists.
     pub fn rocm_versions(&self) -> Vec<String> {
-        self.rocm.releases.iter().map(|r| r.version.to_string()).collect()
+        self.rocm
+            .releases
+            .iter()
+            .map(|r| r.version.to_string())
+            .collect()
     }
 
     /// The CUDA release a `X.Y[.Z]` request names (newest update of the series).
@@ -70,7 +77,7 @@ impl Matrices {
         self.gpus
             .gpus
             .iter()
-            .find(|g| g.vendor == vendor && g.pci_ids.iter().any(|p| *p == id))
+            .find(|g| g.vendor == vendor && g.pci_ids.contains(&id))
     }
 
     /// What is known about a gfx target.
@@ -100,9 +107,11 @@ impl RocmRelease {
 
     /// True when the amdgpu driver `driver` (e.g. 6.7.0 or 30.10.1) is in this release's window.
     pub fn accepts_driver(&self, driver: &Version) -> bool {
-        self.kernel_drivers
-            .iter()
-            .any(|k| k.major() == driver.major() && k.minor() == driver.minor() && (k.patch() == 0 || k.patch() == driver.patch()))
+        self.kernel_drivers.iter().any(|k| {
+            k.major() == driver.major()
+                && k.minor() == driver.minor()
+                && (k.patch() == 0 || k.patch() == driver.patch())
+        })
     }
 
     /// `rocm-6.2`-style short name.
@@ -117,7 +126,8 @@ pub fn is_safe_tag(tag: &str) -> bool {
     !b.is_empty()
         && b.len() <= 128
         && (b[0].is_ascii_alphanumeric() || b[0] == b'_')
-        && b.iter().all(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.' | b'-'))
+        && b.iter()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.' | b'-'))
 }
 
 /// Checks a `rocm/pytorch` tag against the documented scheme and the release it is listed under.
@@ -125,8 +135,12 @@ pub fn check_rocm_tag(tag: &str, release: &Version) -> Result<(), String> {
     if !is_safe_tag(tag) {
         return Err("is not a valid image tag".into());
     }
-    let rest = tag.strip_prefix("rocm").ok_or("does not start with `rocm`")?;
-    let (ver, rest) = rest.split_once('_').ok_or("does not follow rocmX.Y_osV_pyV_pytorch_V")?;
+    let rest = tag
+        .strip_prefix("rocm")
+        .ok_or("does not start with `rocm`")?;
+    let (ver, rest) = rest
+        .split_once('_')
+        .ok_or("does not follow rocmX.Y_osV_pyV_pytorch_V")?;
     let (v, parts) = parse_with_parts(ver).map_err(|e| e.to_string())?;
     if !release.in_series(&v, parts) {
         return Err(format!("names ROCm {ver}, not {release}"));
