@@ -65,10 +65,14 @@ impl Matrices {
                 line: None,
                 message: format!("cannot be read: {e}"),
             })?;
-            let text = String::from_utf8(bytes).map_err(|_| MatrixError {
-                file: file.clone(),
-                line: None,
-                message: "is not UTF-8 text".into(),
+            let text = String::from_utf8(bytes).map_err(|e| {
+                let bad = e.utf8_error().valid_up_to();
+                let line = e.as_bytes()[..bad].iter().filter(|&&b| b == b'\n').count() + 1;
+                MatrixError {
+                    file: file.clone(),
+                    line: Some(line),
+                    message: format!("is not UTF-8 text (invalid byte at offset {bad})"),
+                }
             })?;
             Ok((file, text))
         };
@@ -115,12 +119,98 @@ impl Matrices {
 }
 
 fn parse<T: DeserializeOwned>(file: &str, text: &str) -> Result<T, MatrixError> {
-    serde_yaml_ng::from_str(text).map_err(|e| MatrixError {
-        file: file.to_string(),
-        line: e.location().map(|l| l.line()),
-        // serde_yaml puts "at line N column M" in the message; the line is already in front.
-        message: strip_location(&e.to_string()),
+    if text.lines().all(|l| {
+        let l = l.trim();
+        l.is_empty() || l.starts_with('#') || l == "---"
+    }) {
+        return Err(MatrixError {
+            file: file.to_string(),
+            line: None,
+            message: "is empty (expected `schema_version: 1` and the matrix)".into(),
+        });
+    }
+    serde_yaml_ng::from_str(text).map_err(|e| {
+        let message = strip_location(&e.to_string());
+        let mut line = e.location().map(|l| l.line());
+        // Records with a flattened `source:`/`unconfirmed:` are buffered before they are read, so
+        // serde_yaml reports errors inside them at the start of the record: find the offending
+        // key or value within that record.
+        if let Some(at) = line {
+            let found = match unknown_field(&message) {
+                Some(key) => record_line(text, at, |l| !key_values(l, key).is_empty()),
+                None => offending_value(&message)
+                    .and_then(|v| record_line(text, at, |l| contains_token(l, v))),
+            };
+            if found.is_some() {
+                line = found;
+            }
+        }
+        MatrixError {
+            file: file.to_string(),
+            line,
+            message,
+        }
     })
+}
+
+/// The key named by serde's "unknown field `key`" message.
+fn unknown_field(message: &str) -> Option<&str> {
+    let rest = &message[message.find("unknown field `")? + "unknown field `".len()..];
+    Some(&rest[..rest.find('`')?])
+}
+
+/// The value serde complains about: the first `backticked` text, or N in "version N must be quoted".
+fn offending_value(message: &str) -> Option<&str> {
+    if let Some(i) = message.find('`') {
+        let rest = &message[i + 1..];
+        return Some(&rest[..rest.find('`')?]).filter(|v| !v.is_empty());
+    }
+    let rest = &message[message.find("version ")? + "version ".len()..];
+    rest.strip_suffix(" must be quoted (YAML reads an unquoted 6.10 as 6.1)")
+        .or_else(|| rest.split(' ').next())
+        .filter(|v| !v.is_empty())
+}
+
+/// True when `line` holds `token` delimited as a YAML scalar (not as part of a longer word).
+fn contains_token(line: &str, token: &str) -> bool {
+    let mut start = 0;
+    while let Some(pos) = line[start..].find(token) {
+        let at = start + pos;
+        let before = line[..at].chars().next_back();
+        let after = line[at + token.len()..].chars().next();
+        let edge =
+            |c: Option<char>| c.is_none_or(|c| !(c.is_alphanumeric() || c == '.' || c == '_'));
+        if edge(before) && edge(after) {
+            return true;
+        }
+        start = at + token.len();
+    }
+    false
+}
+
+/// The first line of the record starting at line `at` (1-based) that `hit` accepts; the record
+/// ends at the next non-blank line indented no deeper than its first line.
+fn record_line(text: &str, at: usize, hit: impl Fn(&str) -> bool) -> Option<usize> {
+    let indent = |l: &str| l.len() - l.trim_start().len();
+    let mut lines = text.lines().enumerate().skip(at.saturating_sub(1));
+    let (i0, first) = lines.next()?;
+    if hit(strip_comment(first)) {
+        return Some(i0 + 1);
+    }
+    let depth = indent(first);
+    for (i, l) in lines {
+        let code = strip_comment(l);
+        if code.trim().is_empty() {
+            continue;
+        }
+        if indent(l) <= depth {
+            break;
+        }
+        if hit(code) {
+            return Some(i + 1);
+        }
+    }
+    None
 }
 
 fn strip_location(msg: &str) -> String {
@@ -130,13 +220,58 @@ fn strip_location(msg: &str) -> String {
     }
 }
 
-/// The line of the `nth` (0-based) occurrence of `key: value` (quoted or not), for errors found after parsing.
+/// `line` without a trailing `# comment` (a `#` after whitespace, outside quotes).
+fn strip_comment(line: &str) -> &str {
+    let (mut single, mut double) = (false, false);
+    let mut prev = ' ';
+    for (i, c) in line.char_indices() {
+        match c {
+            '\'' if !double => single = !single,
+            '"' if !single && prev != '\\' => double = !double,
+            '#' if !single && !double && prev.is_whitespace() => return &line[..i],
+            _ => {}
+        }
+        prev = c;
+    }
+    line
+}
+
+/// The values written for `key` on one line, in block (`key: v`, `- key: v`) or flow (`{a: 1, key: v}`) style.
+fn key_values<'a>(line: &'a str, key: &str) -> Vec<&'a str> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    while let Some(pos) = line[start..].find(key) {
+        let at = start + pos;
+        start = at + key.len();
+        let before = line[..at].trim_end();
+        let boundary = before.is_empty()
+            || before.ends_with('{')
+            || before.ends_with(',')
+            || before.ends_with('-');
+        let Some(rest) = line[at + key.len()..].strip_prefix(':') else {
+            continue;
+        };
+        if !boundary || !(rest.is_empty() || rest.starts_with(' ')) {
+            continue;
+        }
+        let rest = rest.trim_start();
+        let end = if rest.starts_with('"') || rest.starts_with('\'') {
+            let q = rest.as_bytes()[0] as char;
+            rest[1..].find(q).map(|e| e + 2).unwrap_or(rest.len())
+        } else {
+            rest.find([',', '}']).unwrap_or(rest.len())
+        };
+        out.push(rest[..end].trim().trim_matches(|c| c == '"' || c == '\''));
+    }
+    out
+}
+
+/// The line of the `nth` (0-based) occurrence of `key: value` (quoted or not, block or flow style),
+/// for errors found after parsing.
 fn line_of(text: &str, key: &str, value: &str, nth: usize) -> Option<usize> {
     let mut seen = 0;
     for (i, line) in text.lines().enumerate() {
-        let l = line.trim_start().trim_start_matches("- ").trim();
-        if let Some(rest) = l.strip_prefix(key).and_then(|r| r.strip_prefix(':')) {
-            let v = rest.trim().trim_matches(|c| c == '"' || c == '\'');
+        for v in key_values(strip_comment(line), key) {
             if v == value {
                 if seen == nth {
                     return Some(i + 1);

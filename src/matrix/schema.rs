@@ -271,6 +271,9 @@ pub struct GfxTargetInfo {
     /// The override to use when a release lacks this target, if one is known.
     #[serde(default)]
     pub override_to: Option<OverrideAdvice>,
+    /// Where the facts came from; `unconfirmed: [arch]` when the architecture is general knowledge.
+    #[serde(default, flatten)]
+    pub provenance: Provenance,
 }
 
 /// A known `HSA_OVERRIDE_GFX_VERSION` for a target.

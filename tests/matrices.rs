@@ -1,0 +1,436 @@
+//! The embedded matrices load and hold real facts; broken matrix directories fail naming the file and line.
+
+use rocmenv::gfx::GfxTarget;
+use rocmenv::matrix::{check_rocm_tag, Matrices, MatrixError, SupportStatus, Vendor};
+use rocmenv::version::Version;
+use std::path::Path;
+
+const ROCM: &str = include_str!("../matrices/rocm.yaml");
+const CUDA: &str = include_str!("../matrices/cuda.yaml");
+const NGC: &str = include_str!("../matrices/ngc.yaml");
+const GPUS: &str = include_str!("../matrices/gpus.yaml");
+
+fn m() -> Matrices {
+    Matrices::embedded().expect("embedded matrices load")
+}
+
+fn gfx(s: &str) -> GfxTarget {
+    s.parse().unwrap()
+}
+
+fn v(s: &str) -> Version {
+    s.parse().unwrap()
+}
+
+#[test]
+fn embedded_has_every_release() {
+    let m = m();
+    let want = [
+        "5.7.0", "5.7.1", "6.0.0", "6.0.2", "6.1.0", "6.1.1", "6.1.2", "6.1.5", "6.2.0", "6.2.1",
+        "6.2.2", "6.2.4", "6.3.0", "6.3.1", "6.3.2", "6.3.3", "6.4.0", "6.4.1", "6.4.2", "6.4.3",
+        "7.0.0", "7.0.1", "7.0.2", "7.1.0", "7.1.1", "7.2.0",
+    ];
+    assert_eq!(m.rocm_versions(), want);
+    assert_eq!(m.newest_rocm().version, v("7.2.0"));
+}
+
+#[test]
+fn embedded_rocm_facts() {
+    let m = m();
+    assert_eq!(m.rocm_release("6.2").unwrap().version, v("6.2.4"));
+    assert_eq!(m.rocm_release("6.1.5").unwrap().version, v("6.1.5"));
+    assert!(m.rocm_release("6.5").is_none());
+
+    let (r640, r641) = (
+        m.rocm_release("6.4.0").unwrap(),
+        m.rocm_release("6.4.1").unwrap(),
+    );
+    assert!(!r640.builds(gfx("gfx1101")));
+    assert!(r641.builds(gfx("gfx1101")));
+    assert!(r641.builds(gfx("gfx1201")) && r641.builds(gfx("gfx1200")));
+    assert!(!r641.builds(gfx("gfx950")));
+    assert!(m.rocm_release("7.0.0").unwrap().builds(gfx("gfx950")));
+
+    let r600 = m.rocm_release("6.0.0").unwrap();
+    assert_eq!(
+        r600.gfx_status(gfx("gfx906")).unwrap().status,
+        SupportStatus::Deprecated
+    );
+    assert!(!r640.builds(gfx("gfx906")));
+    assert!(!r600.builds(gfx("gfx900")));
+    let r720 = m.rocm_release("7.2").unwrap();
+    assert_eq!(
+        r720.gfx_status(gfx("gfx1151")).unwrap().status,
+        SupportStatus::Experimental
+    );
+
+    // Kernel-driver windows (alanina CSV row "AMD GPU Driver").
+    let r62 = m.rocm_release("6.2").unwrap();
+    assert!(r62.accepts_driver(&v("6.0.3")) && r62.accepts_driver(&v("6.4.1")));
+    assert!(!r62.accepts_driver(&v("5.7.1")));
+    assert!(r720.accepts_driver(&v("30.10.1")) && r720.accepts_driver(&v("6.4.3")));
+    assert!(!r720.accepts_driver(&v("6.3.0")));
+    assert_eq!(r720.ships_driver, Some(v("30.30.0")));
+    assert_eq!(r62.amdgpu_dkms, Some(v("6.8.5")));
+    assert!(r62.provenance.is_unconfirmed("amdgpu_dkms"));
+
+    // Distros and kernels.
+    let u = r62.distro("ubuntu", "22.04").unwrap();
+    assert!(u.kernels.iter().any(|k| k.series == "6.8"));
+    assert!(r62.distro("sles", "15-SP6").is_some());
+    assert!(r62.distro("ubuntu", "20.04").is_none());
+    assert!(m
+        .rocm_release("7.1.1")
+        .unwrap()
+        .distro("rhel", "10.1")
+        .is_some());
+    assert!(m
+        .rocm_release("7.1.0")
+        .unwrap()
+        .distro("azurelinux", "3.0")
+        .is_none());
+    assert!(m
+        .rocm_release("7.0.2")
+        .unwrap()
+        .distro("azurelinux", "3.0")
+        .is_some());
+
+    assert_eq!(r62.pytorch, ["2.3", "2.2", "2.1", "2.0", "1.13"]);
+}
+
+#[test]
+fn every_image_tag_names_its_release() {
+    let m = m();
+    let mut n = 0;
+    for r in &m.rocm.releases {
+        for img in &r.images {
+            check_rocm_tag(&img.tag, &r.version)
+                .unwrap_or_else(|e| panic!("{} under {}: {e}", img.tag, r.version));
+            assert!(
+                img.tag.contains(&format!("ubuntu{}", img.ubuntu)),
+                "{}",
+                img.tag
+            );
+            assert!(
+                img.tag.contains(&format!("py{}", img.python)),
+                "{}",
+                img.tag
+            );
+            assert!(img.tag.ends_with(&img.pytorch), "{}", img.tag);
+            n += 1;
+        }
+    }
+    assert!(n > 60, "only {n} tags");
+    let r62 = m.rocm_release("6.2.0").unwrap();
+    assert!(r62
+        .images
+        .iter()
+        .any(|i| i.tag == "rocm6.2_ubuntu22.04_py3.10_pytorch_release_2.3.0"));
+    let r7 = m.rocm_release("7.0.0").unwrap();
+    assert!(r7.images.iter().all(|i| i.provenance.is_unconfirmed("*")));
+}
+
+#[test]
+fn embedded_cuda_and_ngc_facts() {
+    let m = m();
+    let c = m.cuda_release("12.4.1").unwrap();
+    assert_eq!(c.label, "12.4 Update 1");
+    assert_eq!(c.min_driver_linux.to_string(), "550.54.15");
+    assert_eq!(m.cuda_release("12.4").unwrap().version, v("12.4.1"));
+    assert_eq!(
+        m.cuda_series_floor("12.4")
+            .unwrap()
+            .min_driver_linux
+            .to_string(),
+        "550.54.14"
+    );
+    assert_eq!(
+        m.cuda_release("12.6.2")
+            .unwrap()
+            .min_driver_linux
+            .to_string(),
+        "560.35.03"
+    );
+    assert!(m.cuda_release("13.0").unwrap().min_driver_windows.is_none());
+    assert_eq!(
+        m.cuda_family(12).unwrap().min_driver.to_string(),
+        "525.60.13"
+    );
+    assert_eq!(
+        m.cuda_family(13).unwrap().min_driver.to_string(),
+        "580.65.06"
+    );
+    assert_eq!(
+        m.newest_cuda_for_driver(&"550.127.05".parse().unwrap())
+            .unwrap()
+            .version,
+        v("12.4.1")
+    );
+    assert!(m
+        .cuda_release("11.8")
+        .unwrap()
+        .compute_capabilities
+        .contains(&"9.0".to_string()));
+    assert!(!m
+        .cuda_release("12.0")
+        .unwrap()
+        .compute_capabilities
+        .contains(&"3.5".to_string()));
+    let c13 = &m.cuda_release("13.0").unwrap().compute_capabilities;
+    assert!(
+        c13.contains(&"11.0".to_string())
+            && !c13.contains(&"10.1".to_string())
+            && !c13.contains(&"7.0".to_string())
+    );
+    assert!(
+        m.cuda_release("11.0.1").is_none(),
+        "release candidates are left out"
+    );
+
+    let n = m.ngc_release("24.05").unwrap();
+    assert_eq!(n.cuda, v("12.4.1"));
+    assert_eq!(n.tag, "24.05-py3");
+    assert_eq!(n.min_driver.to_string(), "545");
+    assert!(m.ngc_release("25.07").is_none());
+    assert!(m
+        .ngc_release("24.08")
+        .unwrap()
+        .provenance
+        .is_unconfirmed("min_driver"));
+    assert_eq!(m.ngc.image, "nvcr.io/nvidia/pytorch");
+}
+
+#[test]
+fn embedded_gpu_facts() {
+    let m = m();
+    let xtx = m.gpu_by_pci(Vendor::Amd, "0x744c").unwrap();
+    assert!(xtx.name.contains("RX 7900 XTX"));
+    assert_eq!(xtx.gfx, Some(gfx("gfx1100")));
+    assert_eq!(
+        m.gpu_by_pci(Vendor::Amd, "0x74A1").unwrap().gfx,
+        Some(gfx("gfx942"))
+    );
+    assert_eq!(
+        m.gpu_by_pci(Vendor::Nvidia, "0x2330")
+            .unwrap()
+            .compute_capability
+            .as_deref(),
+        Some("9.0")
+    );
+    assert!(m.gpu_by_pci(Vendor::Nvidia, "0x744c").is_none());
+    let apu = m.gpu_by_pci(Vendor::Amd, "0x1638").unwrap();
+    assert!(apu.integrated && apu.gfx == Some(gfx("gfx90c")));
+
+    let o = m
+        .gfx_info(gfx("gfx1031"))
+        .unwrap()
+        .override_to
+        .as_ref()
+        .unwrap();
+    assert_eq!(o.target, gfx("gfx1030"));
+    assert_eq!(o.target.override_value(), "10.3.0");
+    let rdna1 = m
+        .gfx_info(gfx("gfx1010"))
+        .unwrap()
+        .override_to
+        .as_ref()
+        .unwrap();
+    assert!(rdna1.crashes);
+    assert!(m.gfx_info(gfx("gfx1100")).unwrap().override_to.is_none());
+    // Every AMD GPU's target is described (the loader checks this too).
+    for g in m.gpus.gpus.iter().filter(|g| g.vendor == Vendor::Amd) {
+        assert!(m.gfx_info(g.gfx.unwrap()).is_some(), "{}", g.name);
+    }
+}
+
+// ------------------------------------------------------------------ broken matrices
+
+/// A matrices dir with the embedded files, `file` replaced by `bytes` (or left out when `None`).
+fn dir_with(file: &str, bytes: Option<&[u8]>) -> tempfile::TempDir {
+    let d = tempfile::tempdir().unwrap();
+    for (f, t) in [
+        ("rocm.yaml", ROCM),
+        ("cuda.yaml", CUDA),
+        ("ngc.yaml", NGC),
+        ("gpus.yaml", GPUS),
+    ] {
+        if f == file {
+            if let Some(b) = bytes {
+                std::fs::write(d.path().join(f), b).unwrap();
+            }
+        } else {
+            std::fs::write(d.path().join(f), t).unwrap();
+        }
+    }
+    d
+}
+
+/// Replaces the first `from` after the header comments (in the data) with `to`; returns the text
+/// and the 1-based line where `from` began.
+fn corrupt(text: &str, from: &str, to: &str) -> (String, usize) {
+    let data = text.find("\nschema_version:").expect("data start");
+    let at = data
+        + text[data..]
+            .find(from)
+            .unwrap_or_else(|| panic!("`{from}` not in the data"));
+    let line = text[..at].matches('\n').count() + 1;
+    (
+        format!("{}{}{}", &text[..at], to, &text[at + from.len()..]),
+        line,
+    )
+}
+
+fn load_err(file: &str, bytes: Option<&[u8]>) -> MatrixError {
+    let d = dir_with(file, bytes);
+    let e = Matrices::load_dir(d.path()).expect_err("must not load");
+    assert_eq!(Path::new(&e.file).file_name().unwrap(), file, "{e}");
+    assert!(e.to_string().contains(file), "{e}");
+    e
+}
+
+#[test]
+fn malformed_yaml_names_its_line() {
+    let (text, line) = corrupt(NGC, "  - {release: \"24.05\",", "  - {release: \"24.05\",,");
+    let e = load_err("ngc.yaml", Some(text.as_bytes()));
+    assert_eq!(e.line, Some(line), "{e}");
+}
+
+#[test]
+fn unknown_key_names_its_line() {
+    // Block style, inside a record with a flattened `source:` (serde buffers it).
+    let (text, line) = corrupt(
+        ROCM,
+        "  - version: \"6.2.0\"\n",
+        "  - version: \"6.2.0\"\n    colour: red\n",
+    );
+    let e = load_err("rocm.yaml", Some(text.as_bytes()));
+    assert_eq!(e.line, Some(line + 1), "{e}");
+    assert!(e.message.contains("unknown field `colour`"), "{e}");
+    // Flow style.
+    let (text, line) = corrupt(
+        CUDA,
+        "{version: \"12.4.1\",",
+        "{version: \"12.4.1\", colour: red,",
+    );
+    let e = load_err("cuda.yaml", Some(text.as_bytes()));
+    assert_eq!(e.line, Some(line), "{e}");
+    // A nested record.
+    let (text, line) = corrupt(
+        ROCM,
+        "{id: debian, version: \"12\"",
+        "{id: debian, colour: red, version: \"12\"",
+    );
+    let e = load_err("rocm.yaml", Some(text.as_bytes()));
+    assert_eq!(e.line, Some(line), "{e}");
+}
+
+#[test]
+fn bad_version_names_its_line() {
+    let (text, line) = corrupt(ROCM, "version: \"6.2.1\"", "version: \"6.x\"");
+    let e = load_err("rocm.yaml", Some(text.as_bytes()));
+    assert_eq!(e.line, Some(line), "{e}");
+    assert!(e.message.contains("6.x"), "{e}");
+    // Deeper in a release, after the fields serde buffers.
+    let (text, line) = corrupt(ROCM, "amdgpu_dkms: \"6.8.5\"", "amdgpu_dkms: \"6.8.x\"");
+    let e = load_err("rocm.yaml", Some(text.as_bytes()));
+    assert_eq!(e.line, Some(line), "{e}");
+}
+
+#[test]
+fn duplicate_release_names_the_second() {
+    let (text, line) = corrupt(ROCM, "version: \"6.2.1\"", "version: \"6.2.0\"");
+    let e = load_err("rocm.yaml", Some(text.as_bytes()));
+    assert_eq!(e.line, Some(line), "{e}");
+    assert!(e.message.contains("duplicate release 6.2.0"), "{e}");
+    // Flow style, with a trailing comment.
+    let (text, line) = corrupt(CUDA, "{version: \"12.4.0\",", "{version: \"12.4.1\",");
+    let text = text.replacen("\n", " # edited\n", 1);
+    let e = load_err("cuda.yaml", Some(text.as_bytes()));
+    assert_eq!(e.line, Some(line), "{e}");
+    let (text, line) = corrupt(NGC, "{release: \"24.05\",", "{release: \"24.04\",");
+    let e = load_err("ngc.yaml", Some(text.as_bytes()));
+    assert_eq!(e.line, Some(line), "{e}");
+}
+
+#[test]
+fn undecodable_gfx_names_its_line() {
+    let (text, line) = corrupt(GPUS, "target: gfx906,", "target: gfx9z9,");
+    let e = load_err("gpus.yaml", Some(text.as_bytes()));
+    assert_eq!(e.line, Some(line), "{e}");
+    assert!(e.message.contains("gfx9z9"), "{e}");
+    let (text, line) = corrupt(
+        ROCM,
+        "{target: gfx906, status: deprecated",
+        "{target: gfx9z9, status: deprecated",
+    );
+    let e = load_err("rocm.yaml", Some(text.as_bytes()));
+    assert_eq!(e.line, Some(line), "{e}");
+}
+
+#[test]
+fn unquoted_float_version_names_its_line() {
+    let (text, line) = corrupt(ROCM, "version: \"6.2.1\"", "version: 6.2");
+    let e = load_err("rocm.yaml", Some(text.as_bytes()));
+    assert_eq!(e.line, Some(line), "{e}");
+    assert!(e.message.contains("quoted"), "{e}");
+    let (text, line) = corrupt(
+        CUDA,
+        "min_driver_linux: \"570.26\"",
+        "min_driver_linux: 570.26",
+    );
+    let e = load_err("cuda.yaml", Some(text.as_bytes()));
+    assert_eq!(e.line, Some(line), "{e}");
+}
+
+#[test]
+fn missing_file_is_named() {
+    let e = load_err("ngc.yaml", None);
+    assert_eq!(e.line, None);
+    assert!(e.message.contains("cannot be read"), "{e}");
+}
+
+#[test]
+fn non_utf8_file_names_its_line() {
+    let (text, line) = corrupt(CUDA, "label: \"12.4 Update 1\"", "label: \"12.4 Update @\"");
+    let bytes: Vec<u8> = text
+        .bytes()
+        .map(|b| if b == b'@' { 0xff } else { b })
+        .collect();
+    let e = load_err("cuda.yaml", Some(&bytes));
+    assert_eq!(e.line, Some(line), "{e}");
+    assert!(e.message.contains("UTF-8"), "{e}");
+}
+
+#[test]
+fn empty_file_is_named() {
+    for empty in ["", "\n", "# only a comment\n"] {
+        let e = load_err("gpus.yaml", Some(empty.as_bytes()));
+        assert_eq!(e.line, None);
+        assert!(e.message.contains("empty"), "{e}");
+    }
+}
+
+#[test]
+fn missing_dir_is_named() {
+    let d = tempfile::tempdir().unwrap();
+    let gone = d.path().join("no-such-matrices");
+    let e = Matrices::load_dir(&gone).expect_err("must not load");
+    assert_eq!(e.file, gone.display().to_string());
+    assert_eq!(e.line, None);
+    assert!(e.to_string().contains("no-such-matrices"));
+}
+
+#[test]
+fn load_dir_of_the_shipped_files_matches_embedded() {
+    let d = dir_with("none", None);
+    let m = Matrices::load_dir(d.path()).unwrap();
+    assert_eq!(m.rocm_versions(), super_embedded_versions());
+    assert_eq!(
+        m.gpus.gpus.len(),
+        Matrices::embedded().unwrap().gpus.gpus.len()
+    );
+}
+
+fn super_embedded_versions() -> Vec<String> {
+    m().rocm_versions()
+}
