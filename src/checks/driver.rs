@@ -43,7 +43,10 @@ fn amdgpu_loaded(cx: &Context) -> Finding {
 fn driver_release_of(cx: &Context, v: &Version) -> Option<(Version, bool)> {
     cx.matrices.rocm.releases.iter().rev().find_map(|r| {
         let dkms = r.amdgpu_dkms.as_ref()?;
-        (dkms.major() == v.major() && dkms.minor() == v.minor()).then(|| (r.ships_driver.clone()?, r.provenance.is_unconfirmed("amdgpu_dkms")))
+        if dkms.major() != v.major() || dkms.minor() != v.minor() {
+            return None;
+        }
+        Some((r.ships_driver.clone()?, r.provenance.is_unconfirmed("amdgpu_dkms")))
     })
 }
 

@@ -82,6 +82,9 @@ fn gfx_supported(cx: &Context, g: &Gpu, index: usize) -> Finding {
         return Finding::new(ID, AREA, Status::Skip, format!("{label}: no ROCm target (the target is CUDA)")).subject(sub);
     };
     let r = t.release;
+    if let Some((var, val)) = hidden_by(cx, index) {
+        return Finding::new(ID, AREA, Status::Skip, format!("{label}: hidden by {var}={val}, so its target does not matter")).subject(sub);
+    }
     let Some(gfx) = g.gfx.as_deref().and_then(|s| s.parse::<GfxTarget>().ok()) else {
         return Finding::new(ID, AREA, Status::Skip, format!("{label}: gfx target unknown (no gfx_target_version in KFD, and the PCI id {} is not in gpus.yaml)", g.device_id))
             .subject(sub)
@@ -129,7 +132,14 @@ fn gfx_supported(cx: &Context, g: &Gpu, index: usize) -> Finding {
             .fix("use a GPU that ROCm supports, or a community ROCm build that includes this target");
     }
     if !r.builds(a.target) {
-        return Finding::new(ID, AREA, Status::Fail, format!("{label}: {gfx} is not built by ROCm {}, nor is its override target {}", r.version, a.target)).subject(sub).detail(later.trim_start_matches("; ").to_string());
+        let mut f = Finding::new(ID, AREA, Status::Fail, format!("{label}: {gfx} is not built by ROCm {}, nor is its override target {}", r.version, a.target)).subject(sub);
+        if !later.is_empty() {
+            f = f.detail(later.trim_start_matches("; ").to_string());
+        }
+        if let Some(keep) = discrete_indices(cx, g) {
+            f = f.fix(format!("this integrated GPU cannot run ROCm {}: hide it with export HIP_VISIBLE_DEVICES={keep}", r.version));
+        }
+        return f;
     }
     let per_device_ok = r.version >= crate::version::Version::new(6, 2, 0);
     match set {
@@ -148,6 +158,26 @@ fn gfx_supported(cx: &Context, g: &Gpu, index: usize) -> Finding {
                 .fix(format!("export {var}={value}"))
         }
     }
+}
+
+/// The visible-devices variable that hides AMD device `index`, if one does.
+fn hidden_by(cx: &Context, index: usize) -> Option<(&'static str, String)> {
+    ["HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES"].into_iter().find_map(|var| {
+        let val = cx.facts.env.get(var)?;
+        let listed: Vec<&str> = val.split(',').map(str::trim).collect();
+        // UUID lists cannot be matched to indices here.
+        let indices_only = listed.iter().all(|p| p.parse::<usize>().is_ok());
+        (indices_only && !listed.contains(&index.to_string().as_str())).then(|| (var, val.clone()))
+    })
+}
+
+/// For an integrated GPU next to discrete ones: the discrete GPUs' indices, comma-separated.
+fn discrete_indices(cx: &Context, g: &Gpu) -> Option<String> {
+    if g.integrated != Some(true) {
+        return None;
+    }
+    let keep: Vec<String> = amd_in_order(cx).iter().enumerate().filter(|(_, x)| x.integrated != Some(true)).map(|(i, _)| i.to_string()).collect();
+    (!keep.is_empty()).then(|| keep.join(","))
 }
 
 fn amd_count(cx: &Context) -> usize {

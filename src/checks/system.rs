@@ -105,7 +105,7 @@ pub(super) fn check(cx: &Context) -> Vec<Finding> {
 }
 
 fn codename(cx: &Context) -> Option<String> {
-    cx.facts.os.as_ref().and_then(|o| o.codename.clone())
+    cx.facts.os.as_ref().and_then(|o| o.ubuntu_codename.clone().or(o.codename.clone()))
 }
 
 fn check_os(cx: &Context) -> Finding {

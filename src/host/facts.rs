@@ -84,8 +84,10 @@ pub struct OsFacts {
     pub point_release: Option<String>,
     /// `PRETTY_NAME`.
     pub pretty_name: Option<String>,
-    /// `UBUNTU_CODENAME` or `VERSION_CODENAME`.
+    /// `VERSION_CODENAME`.
     pub codename: Option<String>,
+    /// `UBUNTU_CODENAME`: the Ubuntu a derivative is built on.
+    pub ubuntu_codename: Option<String>,
 }
 
 /// A GPU on the PCI bus. AMD GPUs carry `gfx`, NVIDIA GPUs `compute_capability`.

@@ -114,6 +114,7 @@ fn probe_os(root: &HostRoot, f: &mut HostFacts) {
                     version_id: os.version_id.clone(),
                     pretty_name: os.pretty_name.clone(),
                     codename: os.version_codename.clone(),
+                    ubuntu_codename: os.ubuntu_codename.clone(),
                 });
             }
         }
@@ -144,8 +145,9 @@ fn probe_pci(root: &HostRoot, f: &mut HostFacts) {
     for bdf in devices {
         let dir = format!("{base}/{bdf}");
         let Some(class) = root.read_value(&format!("{dir}/class")).ok() else { continue };
-        // Display controllers only: 0x0300 VGA, 0x0302 3D, 0x0380 other display.
-        if !class.trim_start_matches("0x").starts_with("03") {
+        // Display controllers (0x03xx: VGA, 3D, other) and processing accelerators (0x12xx: Instinct MI300).
+        let class = class.trim_start_matches("0x");
+        if !(class.starts_with("03") || class.starts_with("12")) {
             continue;
         }
         let Some(vendor) = hex_id(root, &format!("{dir}/vendor")).and_then(Vendor::from_pci) else { continue };
@@ -232,11 +234,11 @@ fn probe_kfd(root: &HostRoot, f: &mut HostFacts) {
                 continue;
             }
         };
-        let node = parse::kfd::KfdNode::parse(&text);
+        let node = parse::kfd::parse_kfd_properties(&text);
         if node.is_cpu() {
             continue;
         }
-        let bdf = node.pci_bdf();
+        let bdf = node.bdf();
         let gfx = match node.gfx() {
             Ok(g) => g,
             Err(e) => {
@@ -604,7 +606,7 @@ fn probe_tools_output(session: &dyn Session, f: &mut HostFacts) {
                 let r = parse::rocminfo::parse_rocminfo(&text);
                 ToolEvidence {
                     devices: r.info.agents.iter().filter(|a| a.device_type.as_deref() == Some("GPU")).map(|a| a.gfx.map(|g: GfxTarget| g.to_string()).unwrap_or_else(|| a.name.clone())).collect(),
-                    errors: r.errors.iter().map(|e| e.to_string()).collect(),
+                    errors: r.errors.iter().filter_map(rocminfo_error_text).collect(),
                     outcome,
                 }
             }
@@ -616,12 +618,44 @@ fn probe_tools_output(session: &dyn Session, f: &mut HostFacts) {
         let run = session.run_tool("nvidia-smi", smi_path.as_deref().unwrap_or("nvidia-smi"));
         f.evidence.nvidia_smi = Some(match run {
             ToolRun::Output { text, outcome } => {
-                let (devices, errors) = parse::nvidia_smi::summarize(&text);
+                let (devices, errors) = nvidia_smi_summary(&text);
                 ToolEvidence { devices, errors, outcome }
             }
             ToolRun::NotRun(why) => ToolEvidence { devices: vec![], errors: vec![], outcome: why },
         });
     }
+}
+
+/// rocminfo's failures in rocmenv's words; `None` for notes that are not failures.
+fn rocminfo_error_text(e: &parse::rocminfo::RocmInfoError) -> Option<String> {
+    use parse::rocminfo::RocmInfoError as E;
+    Some(match e {
+        E::NotLoaded => "ROCk module is NOT loaded (amdgpu/KFD is not loaded)".into(),
+        E::KfdPermissionDenied => "cannot open /dev/kfd: permission denied".into(),
+        E::KfdMissing => "cannot open /dev/kfd: it does not exist".into(),
+        E::NotInGroup { group } => format!("the user is not in the `{group}` group"),
+        E::WslOutOfResources => "hsa_init failed with HSA_STATUS_ERROR_OUT_OF_RESOURCES (WSL2 without ROCm-on-WSL support)".into(),
+        // Inside containers rocminfo's lsmod check fails on its own; not a driver problem.
+        E::LsmodMissing => return None,
+        E::Other(t) => t.chars().take(200).collect(),
+    })
+}
+
+/// GPU names and errors from nvidia-smi's default output.
+fn nvidia_smi_summary(text: &str) -> (Vec<String>, Vec<String>) {
+    use parse::nvidia_smi::{nvidia_smi_error, parse_nvidia_smi, NvidiaSmiError as E};
+    let errors = match nvidia_smi_error(text) {
+        Some(E::DriverLibraryMismatch { nvml_version }) => vec![format!(
+            "NVML driver/library version mismatch{}",
+            nvml_version.map(|v| format!(" (library {v})")).unwrap_or_default()
+        )],
+        Some(E::CannotCommunicate) => vec!["nvidia-smi couldn't communicate with the NVIDIA driver".into()],
+        Some(E::NotFound) => vec!["nvidia-smi is not installed".into()],
+        Some(E::Other(t)) => vec![t.chars().take(200).collect()],
+        None => vec![],
+    };
+    let devices = parse_nvidia_smi(text).gpus.into_iter().map(|g| g.name).collect();
+    (devices, errors)
 }
 
 #[cfg(test)]

@@ -22,6 +22,8 @@ pub struct OsRelease {
     pub name: Option<String>,
     /// `VERSION_CODENAME`, e.g. `jammy`.
     pub version_codename: Option<String>,
+    /// `UBUNTU_CODENAME`: which Ubuntu a derivative (Linux Mint, Pop!_OS) is built on.
+    pub ubuntu_codename: Option<String>,
 }
 
 impl OsRelease {
@@ -60,6 +62,7 @@ pub fn parse_os_release(s: &str) -> OsRelease {
             "PRETTY_NAME" => out.pretty_name = Some(value),
             "NAME" => out.name = Some(value),
             "VERSION_CODENAME" => out.version_codename = Some(value),
+            "UBUNTU_CODENAME" => out.ubuntu_codename = Some(value),
             _ => {}
         }
     }
