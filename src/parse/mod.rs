@@ -1,5 +1,7 @@
 //! Parsers for text that hosts and tools print. Each takes `&str` and returns typed values.
 
+pub mod collect_env;
+pub mod docker_info;
 pub mod kernel;
 pub mod kfd;
 pub mod nvidia_proc;
