@@ -1,5 +1,7 @@
 //! Parsers for text that hosts and tools print. Each takes `&str` and returns typed values.
 
+#![warn(missing_docs)]
+
 pub mod collect_env;
 pub mod docker_info;
 pub mod kernel;

@@ -101,7 +101,7 @@ pub fn parse_rocminfo(s: &str) -> RocmInfoReport {
     let mut lsmod_missing = false;
     let mut not_loaded = false;
     let mut wsl = false;
-    let mut out_of_resources = false;
+    let mut out_of_resources: Option<String> = None;
 
     for raw in s.lines() {
         let line = strip_marker(raw);
@@ -144,7 +144,7 @@ pub fn parse_rocminfo(s: &str) -> RocmInfoReport {
         }
         if t.starts_with("Call returned HSA_STATUS_ERROR") {
             if t.contains("HSA_STATUS_ERROR_OUT_OF_RESOURCES") {
-                out_of_resources = true;
+                out_of_resources = Some(t.to_string());
             } else {
                 rep.errors.push(RocmInfoError::Other(t.to_string()));
             }
@@ -214,11 +214,12 @@ pub fn parse_rocminfo(s: &str) -> RocmInfoReport {
     } else if not_loaded {
         rep.errors.insert(0, RocmInfoError::NotLoaded);
     }
-    if out_of_resources {
+    if let Some(line) = out_of_resources {
+        // On WSL this is the known "no ROCm-on-WSL support for this setup" failure; elsewhere keep it verbatim.
         rep.errors.push(if wsl {
             RocmInfoError::WslOutOfResources
         } else {
-            RocmInfoError::Other("HSA_STATUS_ERROR_OUT_OF_RESOURCES".to_string())
+            RocmInfoError::Other(line)
         });
     }
     rep
@@ -362,7 +363,7 @@ mod tests {
             vec![
                 RocmInfoError::NotLoaded,
                 RocmInfoError::KfdMissing,
-                RocmInfoError::Other("HSA_STATUS_ERROR_OUT_OF_RESOURCES".into())
+                RocmInfoError::Other("Call returned HSA_STATUS_ERROR_OUT_OF_RESOURCES: The runtime failed to allocate the necessary resources. This error may also occur when the core runtime library needs to spawn threads or create internal OS-specific events.".into())
             ]
         );
         let r = parse_rocminfo(capture!(
