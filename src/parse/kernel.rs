@@ -232,6 +232,12 @@ pub fn parse_kernel_release(s: &str) -> Result<KernelRelease, KernelError> {
                 out.flavour = Some(r.to_string());
             }
             out.distro = flavour_distro(out.flavour.as_deref(), out.abi.as_deref());
+            // Ubuntu arm64 writes the page size into the flavour (`generic-64k`).
+            if out.page_size.is_none()
+                && out.flavour.as_deref().is_some_and(|f| f.ends_with("-64k"))
+            {
+                out.page_size = Some("64k".to_string());
+            }
         }
     }
     if head_tail.is_some() && out.flavour.is_none() {
@@ -598,6 +604,13 @@ mod tests {
         let k = parse_kernel_release("5.15.0-91-generic").unwrap();
         assert!(!k.is_wsl());
         assert_eq!(k.series(), "5.15");
+        // Early WSL2 kernels had no `-WSL2` suffix.
+        let k = parse_kernel_release("4.19.128-microsoft-standard").unwrap();
+        assert_eq!(k.distro, Some(KernelDistro::Wsl2));
+        assert!(k.is_wsl());
+        let k = parse_kernel_release("6.8.0-1010-nvidia-64k").unwrap();
+        assert_eq!(k.page_size.as_deref(), Some("64k"));
+        assert_eq!(k.distro, Some(KernelDistro::Ubuntu));
         // WSL1 reports `4.4.0-19041-Microsoft`: WSL, but not WSL2.
         let k = parse_kernel_release("4.4.0-19041-Microsoft").unwrap();
         assert!(k.is_wsl());

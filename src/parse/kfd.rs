@@ -87,6 +87,11 @@ impl KfdNode {
         Some(pci_bdf(self.get("domain").unwrap_or(0), loc))
     }
 
+    /// The node's PCI address with an explicit PCI domain (for kernels without a `domain` property).
+    pub fn pci_bdf(&self, domain: u64) -> Option<String> {
+        Some(pci_bdf(domain, self.location_id()?))
+    }
+
     /// SIMD count; 0 on CPU nodes.
     pub fn simd_count(&self) -> Option<u64> {
         self.get("simd_count")
@@ -189,6 +194,9 @@ mod tests {
         assert_eq!(pci_bdf(0, 0x8600), "0000:86:00.0");
         assert_eq!(pci_bdf(1, 0x86ff), "0001:86:1f.7");
         assert_eq!(pci_bdf(0, u64::MAX), "0000:ff:1f.7");
+        let n = parse_kfd_properties(GFX906);
+        assert_eq!(n.pci_bdf(2).as_deref(), Some("0002:63:00.0"));
+        assert_eq!(KfdNode::default().pci_bdf(0), None);
     }
 
     #[test]

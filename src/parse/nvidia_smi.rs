@@ -402,6 +402,28 @@ mod tests {
     }
 
     #[test]
+    fn older_table_layout() {
+        // nvidia-smi 470 layout: narrower columns, persistence mode before the bar.
+        let s = concat!(
+            "+-----------------------------------------------------------------------------+\n",
+            "| NVIDIA-SMI 470.82.01    Driver Version: 470.82.01    CUDA Version: 11.4     |\n",
+            "|-------------------------------+----------------------+----------------------+\n",
+            "| GPU  Name        Persistence-M| Bus-Id        Disp.A | Volatile Uncorr. ECC |\n",
+            "|===============================+======================+======================|\n",
+            "|   0  Tesla T4            Off  | 00000000:00:04.0 Off |                    0 |\n",
+            "| N/A   34C    P8     9W /  70W |      0MiB / 15109MiB |      0%      Default |\n",
+            "+-------------------------------+----------------------+----------------------+\n",
+        );
+        let p = parse_nvidia_smi(s);
+        assert_eq!(p.driver_version, dv("470.82.01"));
+        assert_eq!(p.cuda_version.as_deref(), Some("11.4"));
+        assert_eq!(p.gpus.len(), 1);
+        assert_eq!(p.gpus[0].name, "Tesla T4");
+        assert_eq!(p.gpus[0].bus_id.as_deref(), Some("00000000:00:04.0"));
+        assert_eq!(p.gpus[0].memory_total_mib, Some(15109));
+    }
+
+    #[test]
     fn vgpu_hosts() {
         let p = parse_nvidia_smi(capture!("nvidia-smi_proxmox-vgpu-host_cmp40hx_cuda-na.txt"));
         assert_eq!(p.driver_version, dv("550.54.10"));

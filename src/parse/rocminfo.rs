@@ -8,6 +8,8 @@ use serde::Serialize;
 pub struct RocmInfo {
     /// `Runtime Version:` of the HSA runtime, e.g. "1.14".
     pub runtime_version: Option<String>,
+    /// amdgpu (ROCk) module version from `ROCk module version 6.10.5 is loaded` (ROCm ≥ 6.2).
+    pub rock_module_version: Option<String>,
     /// Agents in the order printed.
     pub agents: Vec<RocmAgent>,
 }
@@ -101,7 +103,7 @@ pub fn parse_rocminfo(s: &str) -> RocmInfoReport {
     let mut lsmod_missing = false;
     let mut not_loaded = false;
     let mut wsl = false;
-    let mut out_of_resources = false;
+    let mut out_of_resources: Option<String> = None;
 
     for raw in s.lines() {
         let line = strip_marker(raw);
@@ -114,8 +116,16 @@ pub fn parse_rocminfo(s: &str) -> RocmInfoReport {
             lsmod_missing = true;
             continue;
         }
-        if t.starts_with("ROCk module") && t.contains("NOT loaded") {
-            not_loaded = true;
+        if let Some(rest) = t.strip_prefix("ROCk module") {
+            if rest.contains("NOT loaded") {
+                not_loaded = true;
+            } else if let Some(v) = rest.trim().strip_prefix("version ") {
+                rep.info.rock_module_version = v
+                    .split_whitespace()
+                    .next()
+                    .filter(|v| v.starts_with(|c: char| c.is_ascii_digit()))
+                    .map(str::to_string);
+            }
             continue;
         }
         if let Some(why) = t.strip_prefix("Unable to open /dev/kfd read-write:") {
@@ -144,7 +154,7 @@ pub fn parse_rocminfo(s: &str) -> RocmInfoReport {
         }
         if t.starts_with("Call returned HSA_STATUS_ERROR") {
             if t.contains("HSA_STATUS_ERROR_OUT_OF_RESOURCES") {
-                out_of_resources = true;
+                out_of_resources = Some(t.to_string());
             } else {
                 rep.errors.push(RocmInfoError::Other(t.to_string()));
             }
@@ -214,11 +224,12 @@ pub fn parse_rocminfo(s: &str) -> RocmInfoReport {
     } else if not_loaded {
         rep.errors.insert(0, RocmInfoError::NotLoaded);
     }
-    if out_of_resources {
+    if let Some(line) = out_of_resources {
+        // On WSL this is the known "no ROCm-on-WSL support for this setup" failure; elsewhere keep it verbatim.
         rep.errors.push(if wsl {
             RocmInfoError::WslOutOfResources
         } else {
-            RocmInfoError::Other("HSA_STATUS_ERROR_OUT_OF_RESOURCES".to_string())
+            RocmInfoError::Other(line)
         });
     }
     rep
@@ -246,6 +257,7 @@ mod tests {
         let r = parse_rocminfo(capture!("rocminfo_mi300x_x4.txt"));
         assert!(r.errors.is_empty());
         assert_eq!(r.info.runtime_version.as_deref(), Some("1.1"));
+        assert_eq!(r.info.rock_module_version, None);
         assert_eq!(r.info.agents.len(), 6);
         assert_eq!(gpu_names(&r), vec!["gfx942"; 4]);
         let g = r.info.gpus().next().unwrap();
@@ -266,6 +278,7 @@ mod tests {
         ));
         assert!(r.errors.is_empty(), "{:?}", r.errors);
         assert_eq!(r.info.runtime_version.as_deref(), Some("1.14"));
+        assert_eq!(r.info.rock_module_version.as_deref(), Some("6.10.5"));
         assert_eq!(r.info.agents.len(), 5);
         assert_eq!(gpu_names(&r), vec!["gfx90a"; 4]);
         for g in r.info.gpus() {
@@ -362,7 +375,7 @@ mod tests {
             vec![
                 RocmInfoError::NotLoaded,
                 RocmInfoError::KfdMissing,
-                RocmInfoError::Other("HSA_STATUS_ERROR_OUT_OF_RESOURCES".into())
+                RocmInfoError::Other("Call returned HSA_STATUS_ERROR_OUT_OF_RESOURCES: The runtime failed to allocate the necessary resources. This error may also occur when the core runtime library needs to spawn threads or create internal OS-specific events.".into())
             ]
         );
         let r = parse_rocminfo(capture!(
