@@ -98,9 +98,10 @@ fn probe_kernel(root: &HostRoot, f: &mut HostFacts) {
 }
 
 fn probe_os(root: &HostRoot, f: &mut HostFacts) {
-    let text = root
-        .read_text("/etc/os-release")
-        .or_else(|_| root.read_text("/usr/lib/os-release"));
+    let text = match root.read_text("/etc/os-release") {
+        Err(e) if e.is_missing() => root.read_text("/usr/lib/os-release").map_err(|_| e),
+        other => other,
+    };
     match text {
         Ok(t) => {
             let os = parse::os_release::parse_os_release(&t);

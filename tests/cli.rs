@@ -1,0 +1,219 @@
+//! The binary as people and CI run it: exit codes, one-line errors, JSON on stdout, completions.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn rocmenv(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_rocmenv"))
+        .args(args)
+        .env_remove("ROCMENV_MATRICES")
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("runs")
+}
+
+fn fixture(name: &str) -> String {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/hosts").join(name).display().to_string()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// One line on stderr, starting with `rocmenv:`, and nothing on stdout.
+fn assert_one_line_error(o: &Output, code: i32, needle: &str) {
+    let e = stderr(o);
+    assert_eq!(o.status.code(), Some(code), "stderr: {e}");
+    assert_eq!(e.trim_end().lines().count(), 1, "more than one line: {e}");
+    assert!(e.starts_with("rocmenv: "), "{e}");
+    assert!(e.contains(needle), "`{needle}` not in: {e}");
+    assert!(o.stdout.is_empty());
+}
+
+#[test]
+fn version_and_help() {
+    let o = rocmenv(&["--version"]);
+    assert_eq!(o.status.code(), Some(0));
+    assert_eq!(String::from_utf8_lossy(&o.stdout).trim(), format!("rocmenv {}", env!("CARGO_PKG_VERSION")));
+    let h = rocmenv(&["doctor", "--help"]);
+    let text = String::from_utf8_lossy(&h.stdout);
+    for flag in ["--sysroot", "--target", "--json", "--strict", "--deep", "--matrices", "Exit codes"] {
+        assert!(text.contains(flag), "help lacks {flag}");
+    }
+}
+
+#[test]
+fn completions_for_each_shell() {
+    for shell in ["bash", "zsh", "fish"] {
+        let o = rocmenv(&["completions", shell]);
+        assert_eq!(o.status.code(), Some(0), "{shell}");
+        let text = String::from_utf8_lossy(&o.stdout);
+        assert!(text.contains("doctor") && text.contains("sysroot"), "{shell} completion lacks the doctor command");
+    }
+    assert_eq!(rocmenv(&["completions", "tcsh"]).status.code(), Some(2));
+}
+
+#[test]
+fn unknown_flag_is_usage_error() {
+    assert_eq!(rocmenv(&["doctor", "--frobnicate"]).status.code(), Some(2));
+}
+
+#[test]
+fn missing_sysroot_is_exit_2_naming_it() {
+    let o = rocmenv(&["doctor", "--sysroot", "/nonexistent/host-tree"]);
+    assert_one_line_error(&o, 2, "/nonexistent/host-tree");
+    let file = tempfile::NamedTempFile::new().unwrap();
+    let o = rocmenv(&["doctor", "--sysroot", file.path().to_str().unwrap()]);
+    assert_one_line_error(&o, 2, "is not a directory");
+}
+
+#[test]
+fn unknown_target_lists_the_nearest_releases() {
+    let o = rocmenv(&["doctor", "--sysroot", &fixture("no-gpu-debian12"), "--target", "rocm-6.9"]);
+    assert_one_line_error(&o, 2, "nearest: 6.0.0");
+    let o = rocmenv(&["doctor", "--target", "rocm-6.2;reboot"]);
+    assert_eq!(o.status.code(), Some(2));
+    let o = rocmenv(&["doctor", "--sysroot", &fixture("no-gpu-debian12"), "--target", "ngc-19.01"]);
+    assert_one_line_error(&o, 2, "NGC 19.01 is not in the matrices");
+}
+
+fn copy_matrices(dir: &Path) {
+    for f in ["rocm.yaml", "cuda.yaml", "ngc.yaml", "gpus.yaml"] {
+        std::fs::copy(Path::new(env!("CARGO_MANIFEST_DIR")).join("matrices").join(f), dir.join(f)).unwrap();
+    }
+}
+
+#[test]
+fn malformed_matrices_dir_is_exit_2_with_file_and_line() {
+    let dir = tempfile::tempdir().unwrap();
+    copy_matrices(dir.path());
+    let path = dir.path().join("ngc.yaml");
+    let text = std::fs::read_to_string(&path).unwrap();
+    // Line 3 of the file becomes an unknown key.
+    let mut lines: Vec<&str> = text.lines().collect();
+    lines.insert(2, "bogus_key: 1");
+    std::fs::write(&path, lines.join("\n")).unwrap();
+    let o = rocmenv(&["doctor", "--sysroot", &fixture("no-gpu-debian12"), "--matrices", dir.path().to_str().unwrap()]);
+    assert_one_line_error(&o, 2, &format!("{}:3:", path.display()));
+    // The same through the environment variable.
+    let o = Command::new(env!("CARGO_BIN_EXE_rocmenv"))
+        .args(["doctor", "--sysroot", &fixture("no-gpu-debian12")])
+        .env("ROCMENV_MATRICES", dir.path())
+        .output()
+        .unwrap();
+    assert_one_line_error(&o, 2, "ngc.yaml:3:");
+}
+
+#[test]
+fn an_edited_matrices_dir_is_used() {
+    let dir = tempfile::tempdir().unwrap();
+    copy_matrices(dir.path());
+    let o = rocmenv(&["doctor", "--json", "--sysroot", &fixture("no-gpu-debian12"), "--matrices", dir.path().to_str().unwrap()]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["matrices"], dir.path().display().to_string());
+}
+
+#[test]
+fn json_on_a_fixture_matches_the_design_contract() {
+    let o = rocmenv(&["doctor", "--json", "--sysroot", &fixture("rx6700xt-ubuntu2204"), "--target", "rocm-6.2"]);
+    assert_eq!(o.status.code(), Some(1), "gfx1031 without its override fails");
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("one JSON document");
+    assert_eq!(v["schema_version"], 1);
+    assert_eq!(v["host"]["kernel"]["release"], "5.15.0-127-generic");
+    assert_eq!(v["host"]["kernel"]["version"], "5.15.0");
+    assert_eq!(v["host"]["os"]["id"], "ubuntu");
+    assert_eq!(v["host"]["gpus"][0]["gfx"], "gfx1031");
+    assert_eq!(v["host"]["gpus"][0]["device_id"], "0x73df");
+    assert_eq!(v["host"]["gpus"][0]["render_node"], "/dev/dri/renderD128");
+    assert_eq!(v["host"]["amdgpu_driver"]["loaded"], true);
+    assert_eq!(v["host"]["rocm"]["path"], "/opt/rocm-6.2.0");
+    assert!(v["host"]["nvidia_driver"].is_null());
+    let checks = v["checks"].as_array().unwrap();
+    let n = |s: &str| checks.iter().filter(|c| c["status"] == s).count();
+    assert_eq!(v["summary"]["fail"], n("fail"));
+    assert_eq!(v["summary"]["pass"], n("pass"));
+    assert_eq!(v["summary"]["warn"], n("warn"));
+    assert_eq!(v["summary"]["skip"], n("skip"));
+    for c in checks {
+        for key in ["id", "status", "summary", "detail", "fix"] {
+            assert!(c.get(key).is_some(), "check lacks {key}: {c}");
+        }
+    }
+}
+
+#[test]
+fn nvidia_gpus_carry_compute_capability_not_gfx() {
+    let o = rocmenv(&["doctor", "--json", "--sysroot", &fixture("h100-x8-ubuntu2204")]);
+    assert_eq!(o.status.code(), Some(0));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let g = &v["host"]["gpus"][0];
+    assert_eq!(g["compute_capability"], "9.0");
+    assert!(g.get("gfx").is_none());
+}
+
+#[test]
+fn strict_turns_warnings_into_exit_1() {
+    let args = ["doctor", "--sysroot", &fixture("mi300x-x4-ubuntu2204"), "--target", "rocm-6.2"];
+    assert_eq!(rocmenv(&args).status.code(), Some(0));
+    let mut strict = args.to_vec();
+    strict.push("--strict");
+    assert_eq!(rocmenv(&strict).status.code(), Some(1));
+}
+
+#[test]
+fn human_report_has_marks_and_no_colour_off_a_terminal() {
+    let o = rocmenv(&["doctor", "--sysroot", &fixture("user-not-in-render-group"), "--target", "rocm-6.2"]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("✗ bob cannot open /dev/kfd"), "{text}");
+    assert!(text.contains("fix: sudo usermod -aG render,video $USER"));
+    assert!(!text.contains('\x1b'));
+}
+
+#[test]
+fn deep_reads_recorded_tool_output_under_sysroot() {
+    let o = rocmenv(&["doctor", "--json", "--deep", "--sysroot", &fixture("user-not-in-render-group"), "--target", "rocm-6.2"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let c = v["checks"].as_array().unwrap().iter().find(|c| c["id"] == "tools.rocminfo").unwrap();
+    assert_eq!(c["status"], "fail");
+    assert!(c["summary"].as_str().unwrap().contains("permission denied"), "{c}");
+    let o = rocmenv(&["doctor", "--json", "--deep", "--sysroot", &fixture("amdgpu-not-loaded"), "--target", "rocm-6.2"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let c = v["checks"].as_array().unwrap().iter().find(|c| c["id"] == "tools.rocminfo").unwrap();
+    assert!(c["summary"].as_str().unwrap().contains("NOT loaded"), "{c}");
+    let o = rocmenv(&["doctor", "--json", "--deep", "--sysroot", &fixture("h100-x8-ubuntu2204")]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let c = v["checks"].as_array().unwrap().iter().find(|c| c["id"] == "tools.nvidia-smi").unwrap();
+    assert_eq!(c["status"], "pass", "{c}");
+}
+
+/// The acceptance: on this machine (no GPU in CI) doctor prints an honest report and exits 1.
+#[test]
+fn live_doctor_exit_code_matches_its_findings() {
+    let o = rocmenv(&["doctor", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON");
+    assert_eq!(v["host"]["mode"], "live");
+    let fails = v["summary"]["fail"].as_u64().unwrap();
+    assert_eq!(o.status.code(), Some(if fails > 0 { 1 } else { 0 }));
+    let present = v["checks"].as_array().unwrap().iter().find(|c| c["id"] == "gpu.present").unwrap();
+    let gpus = v["host"]["gpus"].as_array().unwrap().len();
+    if gpus == 0 && v["host"]["wsl"] == false {
+        assert_eq!(present["status"], "fail");
+        assert_eq!(o.status.code(), Some(1));
+    }
+    let daemon = v["checks"].as_array().unwrap().iter().find(|c| c["id"] == "docker.daemon").unwrap();
+    assert_ne!(daemon["status"], "skip", "live mode asks the daemon");
+}
+
+#[test]
+fn closed_stdout_is_not_an_error() {
+    use std::process::Stdio;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_rocmenv"))
+        .args(["doctor", "--sysroot", &fixture("h100-x8-ubuntu2204")])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("panicked"));
+}
