@@ -5,8 +5,12 @@ use rocmenv::doctor::{build_report, DoctorOptions};
 use std::path::PathBuf;
 
 fn doctor_8_gpus(c: &mut Criterion) {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/hosts/h100-x8-ubuntu2204");
-    let opts = DoctorOptions { sysroot: Some(root), ..DoctorOptions::default() };
+    let root =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/hosts/h100-x8-ubuntu2204");
+    let opts = DoctorOptions {
+        sysroot: Some(root),
+        ..DoctorOptions::default()
+    };
     c.bench_function("doctor h100-x8 fixture (probe + checks + JSON)", |b| {
         b.iter(|| {
             let r = build_report(&opts).expect("fixture loads");

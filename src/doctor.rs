@@ -43,7 +43,12 @@ pub fn build_report(opts: &DoctorOptions) -> Result<DoctorReport, Error> {
     } else {
         Box::new(RecordedSession::open(&root))
     };
-    let facts = host::probe(&root, session.as_ref(), &matrices, &ProbeOptions { deep: opts.deep });
+    let facts = host::probe(
+        &root,
+        session.as_ref(),
+        &matrices,
+        &ProbeOptions { deep: opts.deep },
+    );
     let target = target::resolve(opts.target.as_ref(), &matrices, &facts)?;
     let docker = (root.is_live() && !opts.no_docker).then(|| {
         let host = facts.env.get("DOCKER_HOST").map(String::as_str);
@@ -58,7 +63,14 @@ pub fn build_report(opts: &DoctorOptions) -> Result<DoctorReport, Error> {
     };
     let findings = checks::run_all(&cx);
     let summary = Summary::of(&findings);
-    let why = [target.rocm.as_ref().map(|r| r.why.clone()), target.cuda.as_ref().map(|c| c.why.clone())].into_iter().flatten().collect::<Vec<_>>().join("; ");
+    let why = [
+        target.rocm.as_ref().map(|r| r.why.clone()),
+        target.cuda.as_ref().map(|c| c.why.clone()),
+    ]
+    .into_iter()
+    .flatten()
+    .collect::<Vec<_>>()
+    .join("; ");
     let target_json = json!({
         "rocm": target.rocm.as_ref().map(|r| r.release.version.to_string()),
         "cuda": target.cuda.as_ref().map(|c| c.cuda.version.to_string()),
@@ -79,9 +91,19 @@ pub fn build_report(opts: &DoctorOptions) -> Result<DoctorReport, Error> {
 }
 
 /// Runs the doctor and writes the report; returns the exit code.
-pub fn run(opts: &DoctorOptions, json_out: bool, strict: bool, style: Style, out: &mut dyn Write) -> Result<i32, Error> {
+pub fn run(
+    opts: &DoctorOptions,
+    json_out: bool,
+    strict: bool,
+    style: Style,
+    out: &mut dyn Write,
+) -> Result<i32, Error> {
     let r = build_report(opts)?;
-    let res = if json_out { report::render_json(&r, out) } else { report::render_human(&r, style, out) };
+    let res = if json_out {
+        report::render_json(&r, out)
+    } else {
+        report::render_human(&r, style, out)
+    };
     match res {
         Ok(()) => {}
         // A closed pipe (`rocmenv doctor | head`) is the reader's choice, not a failure.

@@ -16,7 +16,9 @@ pub const EXIT_ENVIRONMENT: i32 = 3;
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// A matrix file is missing, malformed or inconsistent.
-    #[error("matrix {0} (fix the file, or drop --matrices/ROCMENV_MATRICES to use the built-in set)")]
+    #[error(
+        "matrix {0} (fix the file, or drop --matrices/ROCMENV_MATRICES to use the built-in set)"
+    )]
     Matrix(#[from] MatrixError),
     /// `--sysroot` does not name a readable directory.
     #[error("sysroot {}: {why}", path.display())]

@@ -23,10 +23,14 @@ impl std::str::FromStr for TargetSpec {
             flag: "--target".into(),
             message: m,
         };
-        let (kind, ver) = s
-            .split_once('-')
-            .ok_or_else(|| bad(format!("`{s}` is not a target; use rocm-X.Y, cuda-X.Y or ngc-YY.MM (e.g. rocm-6.2)")))?;
-        let version_like = !ver.is_empty() && ver.len() <= 16 && ver.bytes().all(|b| b.is_ascii_digit() || b == b'.');
+        let (kind, ver) = s.split_once('-').ok_or_else(|| {
+            bad(format!(
+                "`{s}` is not a target; use rocm-X.Y, cuda-X.Y or ngc-YY.MM (e.g. rocm-6.2)"
+            ))
+        })?;
+        let version_like = !ver.is_empty()
+            && ver.len() <= 16
+            && ver.bytes().all(|b| b.is_ascii_digit() || b == b'.');
         if !version_like {
             return Err(bad(format!("`{ver}` in `{s}` is not a version")));
         }
@@ -34,7 +38,9 @@ impl std::str::FromStr for TargetSpec {
             "rocm" => Ok(TargetSpec::Rocm(ver.into())),
             "cuda" => Ok(TargetSpec::Cuda(ver.into())),
             "ngc" => Ok(TargetSpec::Ngc(ver.into())),
-            _ => Err(bad(format!("`{kind}` is not a target kind; use rocm-X.Y, cuda-X.Y or ngc-YY.MM"))),
+            _ => Err(bad(format!(
+                "`{kind}` is not a target kind; use rocm-X.Y, cuda-X.Y or ngc-YY.MM"
+            ))),
         }
     }
 }
@@ -89,15 +95,25 @@ impl<'m> Target<'m> {
 
 fn nearest(spec: &str, all: &[String]) -> String {
     let major = spec.split('.').next().unwrap_or("");
-    let mut near: Vec<&String> = all.iter().filter(|v| v.split('.').next() == Some(major)).collect();
+    let mut near: Vec<&String> = all
+        .iter()
+        .filter(|v| v.split('.').next() == Some(major))
+        .collect();
     if near.is_empty() {
         near = all.iter().rev().take(5).collect();
     }
-    near.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ")
+    near.iter()
+        .map(|s| s.as_str())
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// Looks a target up, or picks the newest release that fits the detected GPUs.
-pub fn resolve<'m>(spec: Option<&TargetSpec>, m: &'m Matrices, facts: &HostFacts) -> Result<Target<'m>, Error> {
+pub fn resolve<'m>(
+    spec: Option<&TargetSpec>,
+    m: &'m Matrices,
+    facts: &HostFacts,
+) -> Result<Target<'m>, Error> {
     let unknown = |flag_value: String, valid: String| Error::Usage {
         flag: "--target".into(),
         message: format!("{flag_value} is not in the matrices; nearest: {valid}"),
@@ -108,33 +124,56 @@ pub fn resolve<'m>(spec: Option<&TargetSpec>, m: &'m Matrices, facts: &HostFacts
                 .rocm_release(v)
                 .ok_or_else(|| unknown(format!("ROCm {v}"), nearest(v, &m.rocm_versions())))?;
             Ok(Target {
-                rocm: Some(RocmTarget { release, why: format!("--target rocm-{v}") }),
+                rocm: Some(RocmTarget {
+                    release,
+                    why: format!("--target rocm-{v}"),
+                }),
                 cuda: None,
                 explicit: true,
             })
         }
         Some(TargetSpec::Cuda(v)) => {
-            let all: Vec<String> = m.cuda.releases.iter().map(|r| r.version.to_string()).collect();
-            let cuda = m.cuda_series_floor(v).ok_or_else(|| unknown(format!("CUDA {v}"), nearest(v, &all)))?;
+            let all: Vec<String> = m
+                .cuda
+                .releases
+                .iter()
+                .map(|r| r.version.to_string())
+                .collect();
+            let cuda = m
+                .cuda_series_floor(v)
+                .ok_or_else(|| unknown(format!("CUDA {v}"), nearest(v, &all)))?;
             Ok(Target {
                 rocm: None,
-                cuda: Some(CudaTarget { cuda, ngc: None, why: format!("--target cuda-{v}") }),
+                cuda: Some(CudaTarget {
+                    cuda,
+                    ngc: None,
+                    why: format!("--target cuda-{v}"),
+                }),
                 explicit: true,
             })
         }
         Some(TargetSpec::Ngc(v)) => {
             let all: Vec<String> = m.ngc.releases.iter().map(|r| r.release.clone()).collect();
-            let ngc = m.ngc_release(v).ok_or_else(|| unknown(format!("NGC {v}"), nearest(v, &all)))?;
+            let ngc = m
+                .ngc_release(v)
+                .ok_or_else(|| unknown(format!("NGC {v}"), nearest(v, &all)))?;
             let cuda = m
                 .cuda_release(&ngc.cuda.to_string())
                 .or_else(|| m.cuda_release(&ngc.cuda.short()))
                 .ok_or_else(|| Error::Usage {
                     flag: "--target".into(),
-                    message: format!("NGC {v} ships CUDA {}, which cuda.yaml does not list", ngc.cuda),
+                    message: format!(
+                        "NGC {v} ships CUDA {}, which cuda.yaml does not list",
+                        ngc.cuda
+                    ),
                 })?;
             Ok(Target {
                 rocm: None,
-                cuda: Some(CudaTarget { cuda, ngc: Some(ngc), why: format!("--target ngc-{v}") }),
+                cuda: Some(CudaTarget {
+                    cuda,
+                    ngc: Some(ngc),
+                    why: format!("--target ngc-{v}"),
+                }),
                 explicit: true,
             })
         }
@@ -143,11 +182,19 @@ pub fn resolve<'m>(spec: Option<&TargetSpec>, m: &'m Matrices, facts: &HostFacts
 }
 
 fn auto<'m>(m: &'m Matrices, facts: &HostFacts) -> Target<'m> {
-    let amd: Vec<GfxTarget> = facts.amd_gpus().filter_map(|g| g.gfx.as_deref()?.parse().ok()).collect();
+    let amd: Vec<GfxTarget> = facts
+        .amd_gpus()
+        .filter_map(|g| g.gfx.as_deref()?.parse().ok())
+        .collect();
     let has_amd = facts.amd_gpus().next().is_some();
     let has_nvidia = facts.nvidia_gpus().next().is_some();
     let rocm = if has_amd || !has_nvidia {
-        let native = m.rocm.releases.iter().rev().find(|r| !amd.is_empty() && amd.iter().all(|t| r.builds(*t)));
+        let native = m
+            .rocm
+            .releases
+            .iter()
+            .rev()
+            .find(|r| !amd.is_empty() && amd.iter().all(|t| r.builds(*t)));
         Some(match native {
             Some(release) => RocmTarget {
                 release,
@@ -163,26 +210,69 @@ fn auto<'m>(m: &'m Matrices, facts: &HostFacts) -> Target<'m> {
             },
             None => RocmTarget {
                 release: m.newest_rocm(),
-                why: format!("newest release (none builds {} natively)", join_targets(&amd)),
+                why: format!(
+                    "newest release (none builds {} natively)",
+                    join_targets(&amd)
+                ),
             },
         })
     } else {
         None
     };
     let cuda = if has_nvidia {
-        let ccs: Vec<String> = facts.nvidia_gpus().filter_map(|g| g.compute_capability.clone()).collect();
-        let driver = facts.nvidia_driver.as_ref().and_then(|d| d.version.parse().ok());
+        let ccs: Vec<String> = facts
+            .nvidia_gpus()
+            .filter_map(|g| g.compute_capability.clone())
+            .collect();
+        let driver = facts
+            .nvidia_driver
+            .as_ref()
+            .and_then(|d| d.version.parse().ok());
         let fits = |r: &&CudaRelease| ccs.iter().all(|cc| r.compute_capabilities.contains(cc));
         let pick = match &driver {
-            Some(d) => m.cuda.releases.iter().rev().filter(fits).find(|r| &r.min_driver_linux <= d).map(|r| (r, format!("newest CUDA the driver {} runs", facts.nvidia_driver.as_ref().map(|d| d.version.as_str()).unwrap_or("")))),
+            Some(d) => m
+                .cuda
+                .releases
+                .iter()
+                .rev()
+                .filter(fits)
+                .find(|r| &r.min_driver_linux <= d)
+                .map(|r| {
+                    (
+                        r,
+                        format!(
+                            "newest CUDA the driver {} runs",
+                            facts
+                                .nvidia_driver
+                                .as_ref()
+                                .map(|d| d.version.as_str())
+                                .unwrap_or("")
+                        ),
+                    )
+                }),
             None => None,
         }
-        .or_else(|| m.cuda.releases.iter().rev().find(fits).map(|r| (r, "newest CUDA that builds for the GPUs".to_string())));
-        pick.map(|(cuda, why)| CudaTarget { cuda, ngc: None, why })
+        .or_else(|| {
+            m.cuda
+                .releases
+                .iter()
+                .rev()
+                .find(fits)
+                .map(|r| (r, "newest CUDA that builds for the GPUs".to_string()))
+        });
+        pick.map(|(cuda, why)| CudaTarget {
+            cuda,
+            ngc: None,
+            why,
+        })
     } else {
         None
     };
-    Target { rocm, cuda, explicit: false }
+    Target {
+        rocm,
+        cuda,
+        explicit: false,
+    }
 }
 
 fn join_targets(t: &[GfxTarget]) -> String {
@@ -198,10 +288,27 @@ mod tests {
 
     #[test]
     fn target_specs_parse_and_refuse_garbage() {
-        assert_eq!("rocm-6.2".parse::<TargetSpec>().unwrap(), TargetSpec::Rocm("6.2".into()));
-        assert_eq!("cuda-12.4".parse::<TargetSpec>().unwrap(), TargetSpec::Cuda("12.4".into()));
-        assert_eq!("ngc-24.05".parse::<TargetSpec>().unwrap(), TargetSpec::Ngc("24.05".into()));
-        for bad in ["rocm", "rocm-", "rocm-6.x", "hip-6.2", "rocm-6.2;ls", "", "rocm-6.2 "] {
+        assert_eq!(
+            "rocm-6.2".parse::<TargetSpec>().unwrap(),
+            TargetSpec::Rocm("6.2".into())
+        );
+        assert_eq!(
+            "cuda-12.4".parse::<TargetSpec>().unwrap(),
+            TargetSpec::Cuda("12.4".into())
+        );
+        assert_eq!(
+            "ngc-24.05".parse::<TargetSpec>().unwrap(),
+            TargetSpec::Ngc("24.05".into())
+        );
+        for bad in [
+            "rocm",
+            "rocm-",
+            "rocm-6.x",
+            "hip-6.2",
+            "rocm-6.2;ls",
+            "",
+            "rocm-6.2 ",
+        ] {
             let e = bad.parse::<TargetSpec>().unwrap_err();
             assert_eq!(e.exit_code(), 2, "{bad}");
         }

@@ -21,7 +21,11 @@ fn run(root: &Path) -> DoctorReport {
 }
 
 fn status(r: &DoctorReport, id: &str) -> Status {
-    r.findings.iter().find(|f| f.id == id).unwrap_or_else(|| panic!("{id}")).status
+    r.findings
+        .iter()
+        .find(|f| f.id == id)
+        .unwrap_or_else(|| panic!("{id}"))
+        .status
 }
 
 #[test]
@@ -29,19 +33,38 @@ fn an_empty_tree_reports_every_fact_missing() {
     let dir = tempfile::tempdir().unwrap();
     let r = run(dir.path());
     assert!(r.facts.kernel.is_none() && r.facts.os.is_none());
-    assert!(r.facts.why_unavailable("kernel").unwrap().contains("does not exist"));
+    assert!(r
+        .facts
+        .why_unavailable("kernel")
+        .unwrap()
+        .contains("does not exist"));
     assert_eq!(status(&r, "kernel.rocm-supported"), Status::Skip);
     assert_eq!(status(&r, "os.rocm-supported"), Status::Skip);
-    assert_eq!(status(&r, "gpu.present"), Status::Skip, "an unreadable PCI bus is not `no GPU`");
+    assert_eq!(
+        status(&r, "gpu.present"),
+        Status::Skip,
+        "an unreadable PCI bus is not `no GPU`"
+    );
 }
 
 #[test]
 fn binary_and_absurd_kernel_strings() {
-    for bad in [&b"\x00\xff\xfe\x01garbage"[..], b"99999999999999999999.1.2-generic", b"", b"   \n", b"abc", &[b'5'; 100_000][..]] {
+    for bad in [
+        &b"\x00\xff\xfe\x01garbage"[..],
+        b"99999999999999999999.1.2-generic",
+        b"",
+        b"   \n",
+        b"abc",
+        &[b'5'; 100_000][..],
+    ] {
         let dir = tempfile::tempdir().unwrap();
         write(dir.path(), "proc/sys/kernel/osrelease", bad);
         let r = run(dir.path());
-        assert!(r.facts.kernel.is_none(), "{:?} parsed", String::from_utf8_lossy(&bad[..bad.len().min(20)]));
+        assert!(
+            r.facts.kernel.is_none(),
+            "{:?} parsed",
+            String::from_utf8_lossy(&bad[..bad.len().min(20)])
+        );
         assert!(r.facts.why_unavailable("kernel").is_some());
         assert_eq!(status(&r, "kernel.rocm-supported"), Status::Skip);
     }
@@ -49,11 +72,20 @@ fn binary_and_absurd_kernel_strings() {
 
 #[test]
 fn empty_binary_and_hostile_os_release() {
-    let cases: [&[u8]; 4] = [b"", b"\xff\xfe\x00\x01\x02", b"NAME=\"Unterminated\nID=\"\n", b"ID=$(rm -rf /)\nVERSION_ID=`reboot`\nPRETTY_NAME=\"\\\"; DROP TABLE\"\n"];
+    let cases: [&[u8]; 4] = [
+        b"",
+        b"\xff\xfe\x00\x01\x02",
+        b"NAME=\"Unterminated\nID=\"\n",
+        b"ID=$(rm -rf /)\nVERSION_ID=`reboot`\nPRETTY_NAME=\"\\\"; DROP TABLE\"\n",
+    ];
     for (i, bad) in cases.iter().enumerate() {
         let dir = tempfile::tempdir().unwrap();
         write(dir.path(), "etc/os-release", bad);
-        write(dir.path(), "proc/sys/kernel/osrelease", b"5.15.0-91-generic\n");
+        write(
+            dir.path(),
+            "proc/sys/kernel/osrelease",
+            b"5.15.0-91-generic\n",
+        );
         let r = run(dir.path());
         match &r.facts.os {
             None => {
@@ -76,10 +108,25 @@ fn symlink_loops_and_directories_where_files_belong() {
     std::os::unix::fs::symlink("os-release", dir.path().join("etc/os-release")).unwrap();
     fs::create_dir_all(dir.path().join("proc/sys/kernel/osrelease")).unwrap();
     fs::create_dir_all(dir.path().join("sys/class/drm/renderD128")).unwrap();
-    std::os::unix::fs::symlink("device", dir.path().join("sys/class/drm/renderD128/device")).unwrap();
+    std::os::unix::fs::symlink("device", dir.path().join("sys/class/drm/renderD128/device"))
+        .unwrap();
     let r = run(dir.path());
-    assert!(r.facts.why_unavailable("os").unwrap().contains("symlink loop"), "{:?}", r.facts.unavailable);
-    assert!(r.facts.why_unavailable("kernel").unwrap().contains("directory"), "{:?}", r.facts.unavailable);
+    assert!(
+        r.facts
+            .why_unavailable("os")
+            .unwrap()
+            .contains("symlink loop"),
+        "{:?}",
+        r.facts.unavailable
+    );
+    assert!(
+        r.facts
+            .why_unavailable("kernel")
+            .unwrap()
+            .contains("directory"),
+        "{:?}",
+        r.facts.unavailable
+    );
 }
 
 fn gpu_tree(root: &Path, props: &[u8], vendor: &[u8]) {
@@ -87,10 +134,26 @@ fn gpu_tree(root: &Path, props: &[u8], vendor: &[u8]) {
     write(root, &format!("{dev}/class"), b"0x030000\n");
     write(root, &format!("{dev}/vendor"), vendor);
     write(root, &format!("{dev}/device"), b"0x744c\n");
-    write(root, &format!("{dev}/numa_node"), b"-99999999999999999999999\n");
-    write(root, &format!("{dev}/current_link_speed"), b"NaN GT/s PCIe\n");
-    write(root, &format!("{dev}/mem_info_vram_total"), b"184467440737095516150\n");
-    write(root, "sys/class/kfd/kfd/topology/nodes/0/properties", b"cpu_cores_count 24\nsimd_count 0\n");
+    write(
+        root,
+        &format!("{dev}/numa_node"),
+        b"-99999999999999999999999\n",
+    );
+    write(
+        root,
+        &format!("{dev}/current_link_speed"),
+        b"NaN GT/s PCIe\n",
+    );
+    write(
+        root,
+        &format!("{dev}/mem_info_vram_total"),
+        b"184467440737095516150\n",
+    );
+    write(
+        root,
+        "sys/class/kfd/kfd/topology/nodes/0/properties",
+        b"cpu_cores_count 24\nsimd_count 0\n",
+    );
     write(root, "sys/class/kfd/kfd/topology/nodes/1/properties", props);
     write(root, "sys/module/amdgpu/version", b"\xff\xfe not a version");
     write(root, "opt/rocm-6.2.0/.info/version", b"$(id)\n");
@@ -109,9 +172,17 @@ fn garbage_in_sysfs_values_becomes_null_not_a_panic() {
     assert_eq!(g.render_node, None);
     assert_eq!(g.numa_node, None);
     assert_eq!(g.vram_bytes, None);
-    let f = r.findings.iter().find(|f| f.id == "gpu.gfx-supported").unwrap();
+    let f = r
+        .findings
+        .iter()
+        .find(|f| f.id == "gpu.gfx-supported")
+        .unwrap();
     assert_eq!(f.status, Status::Skip, "{}", f.summary);
-    assert!(r.facts.why_unavailable("rocm /opt/rocm-6.2.0").unwrap().contains("not a version"));
+    assert!(r
+        .facts
+        .why_unavailable("rocm /opt/rocm-6.2.0")
+        .unwrap()
+        .contains("not a version"));
     assert_eq!(status(&r, "driver.amdgpu-version"), Status::Warn);
 }
 
@@ -121,27 +192,51 @@ fn old_kfd_nodes_without_gfx_target_version_give_gfx_null() {
     gpu_tree(dir.path(), b"simd_count 64\nvendor_id 4098\ndevice_id 29772\nlocation_id 768\ndomain 0\ndrm_render_minor 128\n", b"0x1002\n");
     let r = run(dir.path());
     let g = &r.facts.gpus[0];
-    assert_eq!((g.gfx.as_deref(), g.render_node.as_deref()), (None, Some("/dev/dri/renderD128")));
+    assert_eq!(
+        (g.gfx.as_deref(), g.render_node.as_deref()),
+        (None, Some("/dev/dri/renderD128"))
+    );
 }
 
 #[test]
 fn a_malformed_recorded_file_is_reported_not_fatal() {
     let dir = tempfile::tempdir().unwrap();
-    write(dir.path(), ".rocmenv/recorded.yaml", b"user: [not, a, map\n");
+    write(
+        dir.path(),
+        ".rocmenv/recorded.yaml",
+        b"user: [not, a, map\n",
+    );
     write(dir.path(), "dev/kfd", b"");
     gpu_tree(dir.path(), b"simd_count 64\ngfx_target_version 110000\nvendor_id 4098\ndevice_id 29772\nlocation_id 768\ndomain 0\ndrm_render_minor 128\n", b"0x1002\n");
     let r = run(dir.path());
     assert!(r.facts.user.is_none());
-    assert!(r.facts.why_unavailable("user").unwrap().contains("recorded.yaml is not valid"));
-    assert_eq!(status(&r, "devices.kfd"), Status::Warn, "access cannot be judged without the user");
+    assert!(r
+        .facts
+        .why_unavailable("user")
+        .unwrap()
+        .contains("recorded.yaml is not valid"));
+    assert_eq!(
+        status(&r, "devices.kfd"),
+        Status::Warn,
+        "access cannot be judged without the user"
+    );
 }
 
 #[test]
 fn a_recorded_tool_path_cannot_leave_the_tree() {
     let dir = tempfile::tempdir().unwrap();
-    write(dir.path(), ".rocmenv/recorded.yaml", b"tools:\n  rocminfo: ../../../../etc/passwd\n");
+    write(
+        dir.path(),
+        ".rocmenv/recorded.yaml",
+        b"tools:\n  rocminfo: ../../../../etc/passwd\n",
+    );
     gpu_tree(dir.path(), b"simd_count 64\ngfx_target_version 110000\nvendor_id 4098\ndevice_id 29772\nlocation_id 768\ndomain 0\n", b"0x1002\n");
-    let r = build_report(&DoctorOptions { sysroot: Some(dir.path().to_path_buf()), deep: true, ..DoctorOptions::default() }).unwrap();
+    let r = build_report(&DoctorOptions {
+        sysroot: Some(dir.path().to_path_buf()),
+        deep: true,
+        ..DoctorOptions::default()
+    })
+    .unwrap();
     let e = r.facts.evidence.rocminfo.as_ref().unwrap();
     assert!(e.outcome.contains("leaves .rocmenv"), "{}", e.outcome);
 }

@@ -13,7 +13,11 @@ fn rocmenv(args: &[&str]) -> Output {
 }
 
 fn fixture(name: &str) -> String {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/hosts").join(name).display().to_string()
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/hosts")
+        .join(name)
+        .display()
+        .to_string()
 }
 
 fn stderr(o: &Output) -> String {
@@ -34,10 +38,21 @@ fn assert_one_line_error(o: &Output, code: i32, needle: &str) {
 fn version_and_help() {
     let o = rocmenv(&["--version"]);
     assert_eq!(o.status.code(), Some(0));
-    assert_eq!(String::from_utf8_lossy(&o.stdout).trim(), format!("rocmenv {}", env!("CARGO_PKG_VERSION")));
+    assert_eq!(
+        String::from_utf8_lossy(&o.stdout).trim(),
+        format!("rocmenv {}", env!("CARGO_PKG_VERSION"))
+    );
     let h = rocmenv(&["doctor", "--help"]);
     let text = String::from_utf8_lossy(&h.stdout);
-    for flag in ["--sysroot", "--target", "--json", "--strict", "--deep", "--matrices", "Exit codes"] {
+    for flag in [
+        "--sysroot",
+        "--target",
+        "--json",
+        "--strict",
+        "--deep",
+        "--matrices",
+        "Exit codes",
+    ] {
         assert!(text.contains(flag), "help lacks {flag}");
     }
 }
@@ -48,7 +63,10 @@ fn completions_for_each_shell() {
         let o = rocmenv(&["completions", shell]);
         assert_eq!(o.status.code(), Some(0), "{shell}");
         let text = String::from_utf8_lossy(&o.stdout);
-        assert!(text.contains("doctor") && text.contains("sysroot"), "{shell} completion lacks the doctor command");
+        assert!(
+            text.contains("doctor") && text.contains("sysroot"),
+            "{shell} completion lacks the doctor command"
+        );
     }
     assert_eq!(rocmenv(&["completions", "tcsh"]).status.code(), Some(2));
 }
@@ -69,17 +87,35 @@ fn missing_sysroot_is_exit_2_naming_it() {
 
 #[test]
 fn unknown_target_lists_the_nearest_releases() {
-    let o = rocmenv(&["doctor", "--sysroot", &fixture("no-gpu-debian12"), "--target", "rocm-6.9"]);
+    let o = rocmenv(&[
+        "doctor",
+        "--sysroot",
+        &fixture("no-gpu-debian12"),
+        "--target",
+        "rocm-6.9",
+    ]);
     assert_one_line_error(&o, 2, "nearest: 6.0.0");
     let o = rocmenv(&["doctor", "--target", "rocm-6.2;reboot"]);
     assert_eq!(o.status.code(), Some(2));
-    let o = rocmenv(&["doctor", "--sysroot", &fixture("no-gpu-debian12"), "--target", "ngc-19.01"]);
+    let o = rocmenv(&[
+        "doctor",
+        "--sysroot",
+        &fixture("no-gpu-debian12"),
+        "--target",
+        "ngc-19.01",
+    ]);
     assert_one_line_error(&o, 2, "NGC 19.01 is not in the matrices");
 }
 
 fn copy_matrices(dir: &Path) {
     for f in ["rocm.yaml", "cuda.yaml", "ngc.yaml", "gpus.yaml"] {
-        std::fs::copy(Path::new(env!("CARGO_MANIFEST_DIR")).join("matrices").join(f), dir.join(f)).unwrap();
+        std::fs::copy(
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("matrices")
+                .join(f),
+            dir.join(f),
+        )
+        .unwrap();
     }
 }
 
@@ -93,7 +129,13 @@ fn malformed_matrices_dir_is_exit_2_with_file_and_line() {
     let mut lines: Vec<&str> = text.lines().collect();
     lines.insert(2, "bogus_key: 1");
     std::fs::write(&path, lines.join("\n")).unwrap();
-    let o = rocmenv(&["doctor", "--sysroot", &fixture("no-gpu-debian12"), "--matrices", dir.path().to_str().unwrap()]);
+    let o = rocmenv(&[
+        "doctor",
+        "--sysroot",
+        &fixture("no-gpu-debian12"),
+        "--matrices",
+        dir.path().to_str().unwrap(),
+    ]);
     assert_one_line_error(&o, 2, &format!("{}:3:", path.display()));
     // The same through the environment variable.
     let o = Command::new(env!("CARGO_BIN_EXE_rocmenv"))
@@ -108,15 +150,33 @@ fn malformed_matrices_dir_is_exit_2_with_file_and_line() {
 fn an_edited_matrices_dir_is_used() {
     let dir = tempfile::tempdir().unwrap();
     copy_matrices(dir.path());
-    let o = rocmenv(&["doctor", "--json", "--sysroot", &fixture("no-gpu-debian12"), "--matrices", dir.path().to_str().unwrap()]);
+    let o = rocmenv(&[
+        "doctor",
+        "--json",
+        "--sysroot",
+        &fixture("no-gpu-debian12"),
+        "--matrices",
+        dir.path().to_str().unwrap(),
+    ]);
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v["matrices"], dir.path().display().to_string());
 }
 
 #[test]
 fn json_on_a_fixture_matches_the_design_contract() {
-    let o = rocmenv(&["doctor", "--json", "--sysroot", &fixture("rx6700xt-ubuntu2204"), "--target", "rocm-6.2"]);
-    assert_eq!(o.status.code(), Some(1), "gfx1031 without its override fails");
+    let o = rocmenv(&[
+        "doctor",
+        "--json",
+        "--sysroot",
+        &fixture("rx6700xt-ubuntu2204"),
+        "--target",
+        "rocm-6.2",
+    ]);
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "gfx1031 without its override fails"
+    );
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("one JSON document");
     assert_eq!(v["schema_version"], 1);
     assert_eq!(v["host"]["kernel"]["release"], "5.15.0-127-generic");
@@ -143,7 +203,12 @@ fn json_on_a_fixture_matches_the_design_contract() {
 
 #[test]
 fn nvidia_gpus_carry_compute_capability_not_gfx() {
-    let o = rocmenv(&["doctor", "--json", "--sysroot", &fixture("h100-x8-ubuntu2204")]);
+    let o = rocmenv(&[
+        "doctor",
+        "--json",
+        "--sysroot",
+        &fixture("h100-x8-ubuntu2204"),
+    ]);
     assert_eq!(o.status.code(), Some(0));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     let g = &v["host"]["gpus"][0];
@@ -153,7 +218,13 @@ fn nvidia_gpus_carry_compute_capability_not_gfx() {
 
 #[test]
 fn strict_turns_warnings_into_exit_1() {
-    let args = ["doctor", "--sysroot", &fixture("mi300x-x4-ubuntu2204"), "--target", "rocm-6.2"];
+    let args = [
+        "doctor",
+        "--sysroot",
+        &fixture("mi300x-x4-ubuntu2204"),
+        "--target",
+        "rocm-6.2",
+    ];
     assert_eq!(rocmenv(&args).status.code(), Some(0));
     let mut strict = args.to_vec();
     strict.push("--strict");
@@ -162,7 +233,13 @@ fn strict_turns_warnings_into_exit_1() {
 
 #[test]
 fn human_report_has_marks_and_no_colour_off_a_terminal() {
-    let o = rocmenv(&["doctor", "--sysroot", &fixture("user-not-in-render-group"), "--target", "rocm-6.2"]);
+    let o = rocmenv(&[
+        "doctor",
+        "--sysroot",
+        &fixture("user-not-in-render-group"),
+        "--target",
+        "rocm-6.2",
+    ]);
     let text = String::from_utf8_lossy(&o.stdout);
     assert!(text.contains("✗ bob cannot open /dev/kfd"), "{text}");
     assert!(text.contains("fix: sudo usermod -aG render,video $USER"));
@@ -171,18 +248,58 @@ fn human_report_has_marks_and_no_colour_off_a_terminal() {
 
 #[test]
 fn deep_reads_recorded_tool_output_under_sysroot() {
-    let o = rocmenv(&["doctor", "--json", "--deep", "--sysroot", &fixture("user-not-in-render-group"), "--target", "rocm-6.2"]);
+    let o = rocmenv(&[
+        "doctor",
+        "--json",
+        "--deep",
+        "--sysroot",
+        &fixture("user-not-in-render-group"),
+        "--target",
+        "rocm-6.2",
+    ]);
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    let c = v["checks"].as_array().unwrap().iter().find(|c| c["id"] == "tools.rocminfo").unwrap();
+    let c = v["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["id"] == "tools.rocminfo")
+        .unwrap();
     assert_eq!(c["status"], "fail");
-    assert!(c["summary"].as_str().unwrap().contains("permission denied"), "{c}");
-    let o = rocmenv(&["doctor", "--json", "--deep", "--sysroot", &fixture("amdgpu-not-loaded"), "--target", "rocm-6.2"]);
+    assert!(
+        c["summary"].as_str().unwrap().contains("permission denied"),
+        "{c}"
+    );
+    let o = rocmenv(&[
+        "doctor",
+        "--json",
+        "--deep",
+        "--sysroot",
+        &fixture("amdgpu-not-loaded"),
+        "--target",
+        "rocm-6.2",
+    ]);
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    let c = v["checks"].as_array().unwrap().iter().find(|c| c["id"] == "tools.rocminfo").unwrap();
+    let c = v["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["id"] == "tools.rocminfo")
+        .unwrap();
     assert!(c["summary"].as_str().unwrap().contains("NOT loaded"), "{c}");
-    let o = rocmenv(&["doctor", "--json", "--deep", "--sysroot", &fixture("h100-x8-ubuntu2204")]);
+    let o = rocmenv(&[
+        "doctor",
+        "--json",
+        "--deep",
+        "--sysroot",
+        &fixture("h100-x8-ubuntu2204"),
+    ]);
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    let c = v["checks"].as_array().unwrap().iter().find(|c| c["id"] == "tools.nvidia-smi").unwrap();
+    let c = v["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["id"] == "tools.nvidia-smi")
+        .unwrap();
     assert_eq!(c["status"], "pass", "{c}");
 }
 
@@ -194,13 +311,23 @@ fn live_doctor_exit_code_matches_its_findings() {
     assert_eq!(v["host"]["mode"], "live");
     let fails = v["summary"]["fail"].as_u64().unwrap();
     assert_eq!(o.status.code(), Some(if fails > 0 { 1 } else { 0 }));
-    let present = v["checks"].as_array().unwrap().iter().find(|c| c["id"] == "gpu.present").unwrap();
+    let present = v["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["id"] == "gpu.present")
+        .unwrap();
     let gpus = v["host"]["gpus"].as_array().unwrap().len();
     if gpus == 0 && v["host"]["wsl"] == false {
         assert_eq!(present["status"], "fail");
         assert_eq!(o.status.code(), Some(1));
     }
-    let daemon = v["checks"].as_array().unwrap().iter().find(|c| c["id"] == "docker.daemon").unwrap();
+    let daemon = v["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["id"] == "docker.daemon")
+        .unwrap();
     assert_ne!(daemon["status"], "skip", "live mode asks the daemon");
 }
 

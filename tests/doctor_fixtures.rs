@@ -6,7 +6,9 @@ use rocmenv::report::{doctor_json, render_human, DoctorReport, Style};
 use std::path::PathBuf;
 
 fn fixture(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/hosts").join(name)
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/hosts")
+        .join(name)
 }
 
 fn doctor(name: &str, target: Option<&str>) -> DoctorReport {
@@ -46,7 +48,10 @@ fn snapshot(name: &str, r: &DoctorReport) {
     render_human(r, Style::Plain, &mut out).unwrap();
     let text = String::from_utf8(out).unwrap();
     let s = r.summary;
-    assert!(text.trim_end().ends_with(&format!("{} passed, {} warnings, {} failed, {} skipped", s.pass, s.warn, s.fail, s.skip)));
+    assert!(text.trim_end().ends_with(&format!(
+        "{} passed, {} warnings, {} failed, {} skipped",
+        s.pass, s.warn, s.fail, s.skip
+    )));
     assert!(!text.contains('\x1b'), "plain style must not colour");
 }
 
@@ -54,15 +59,27 @@ fn snapshot(name: &str, r: &DoctorReport) {
 fn mi300x_x4_on_ubuntu_2204_passes_against_rocm_62() {
     let r = doctor("mi300x-x4-ubuntu2204", Some("rocm-6.2"));
     assert_eq!(r.facts.gpus.len(), 4);
-    assert!(r.facts.gpus.iter().all(|g| g.gfx.as_deref() == Some("gfx942") && g.vram_bytes == Some(206141652992)));
+    assert!(r
+        .facts
+        .gpus
+        .iter()
+        .all(|g| g.gfx.as_deref() == Some("gfx942") && g.vram_bytes == Some(206141652992)));
     all(&r, "gpu.gfx-supported", Status::Pass);
     assert_eq!(status(&r, "kernel.rocm-supported"), Status::Pass);
     assert_eq!(status(&r, "driver.amdgpu-version"), Status::Pass);
     assert_eq!(status(&r, "devices.kfd"), Status::Pass);
-    assert_eq!(status(&r, "topology.numa"), Status::Warn, "GPUs sit on NUMA 0,0,1,1");
+    assert_eq!(
+        status(&r, "topology.numa"),
+        Status::Warn,
+        "GPUs sit on NUMA 0,0,1,1"
+    );
     assert_eq!(r.summary.fail, 0);
     assert_eq!(r.summary.exit_code(false), 0);
-    assert_eq!(r.summary.exit_code(true), 1, "--strict turns the NUMA warning into a failure");
+    assert_eq!(
+        r.summary.exit_code(true),
+        1,
+        "--strict turns the NUMA warning into a failure"
+    );
     snapshot("mi300x-x4-ubuntu2204-rocm-6.2", &r);
 }
 
@@ -92,18 +109,32 @@ fn mi210_x4_reports_the_degraded_link() {
 #[test]
 fn rx7900xtx_on_hwe_65_with_in_tree_driver() {
     let r = doctor("rx7900xtx-ubuntu2204-hwe", Some("rocm-6.0"));
-    assert_eq!(r.facts.amdgpu_driver.as_ref().unwrap().kind.as_deref(), Some("in-tree"));
+    assert_eq!(
+        r.facts.amdgpu_driver.as_ref().unwrap().kind.as_deref(),
+        Some("in-tree")
+    );
     let d = find(&r, "driver.amdgpu-version", None);
     assert_eq!(d.status, Status::Skip);
     assert!(d.summary.contains("in-tree"), "{}", d.summary);
-    assert_eq!(status(&r, "kernel.rocm-supported"), Status::Pass, "6.0 lists Ubuntu 22.04.4 with the 6.5 HWE kernel");
+    assert_eq!(
+        status(&r, "kernel.rocm-supported"),
+        Status::Pass,
+        "6.0 lists Ubuntu 22.04.4 with the 6.5 HWE kernel"
+    );
     assert_eq!(status(&r, "rocm.installed"), Status::Pass);
     snapshot("rx7900xtx-ubuntu2204-hwe-rocm-6.0", &r);
     // 6.3 lists only 22.04.5, with 5.15 GA and 6.8 HWE.
     let r = doctor("rx7900xtx-ubuntu2204-hwe", Some("rocm-6.3"));
     let k = find(&r, "kernel.rocm-supported", None);
     assert_eq!(k.status, Status::Fail, "{}", k.summary);
-    assert!(k.fix.as_deref().unwrap().contains("linux-generic-hwe-22.04"), "{:?}", k.fix);
+    assert!(
+        k.fix
+            .as_deref()
+            .unwrap()
+            .contains("linux-generic-hwe-22.04"),
+        "{:?}",
+        k.fix
+    );
 }
 
 #[test]
@@ -111,8 +142,15 @@ fn rx6700xt_needs_the_10_3_0_override() {
     let r = doctor("rx6700xt-ubuntu2204", Some("rocm-6.2"));
     let f = find(&r, "gpu.gfx-supported", None);
     assert_eq!(f.status, Status::Fail);
-    assert!(f.summary.contains("gfx1031") && f.summary.contains("HSA_OVERRIDE_GFX_VERSION=10.3.0"), "{}", f.summary);
-    assert_eq!(f.fix.as_deref(), Some("export HSA_OVERRIDE_GFX_VERSION=10.3.0"));
+    assert!(
+        f.summary.contains("gfx1031") && f.summary.contains("HSA_OVERRIDE_GFX_VERSION=10.3.0"),
+        "{}",
+        f.summary
+    );
+    assert_eq!(
+        f.fix.as_deref(),
+        Some("export HSA_OVERRIDE_GFX_VERSION=10.3.0")
+    );
     assert!(f.detail.as_deref().unwrap().contains("high confidence"));
     snapshot("rx6700xt-ubuntu2204-rocm-6.2", &r);
 }
@@ -121,7 +159,10 @@ fn rx6700xt_needs_the_10_3_0_override() {
 fn radeon_780m_runs_through_its_override_with_a_warning() {
     let r = doctor("radeon780m-apu-ubuntu2404", Some("rocm-6.2"));
     let g = &r.facts.gpus[0];
-    assert_eq!((g.gfx.as_deref(), g.integrated), (Some("gfx1103"), Some(true)));
+    assert_eq!(
+        (g.gfx.as_deref(), g.integrated),
+        (Some("gfx1103"), Some(true))
+    );
     let f = find(&r, "gpu.gfx-supported", None);
     assert_eq!(f.status, Status::Warn, "{}", f.summary);
     assert!(f.detail.as_deref().unwrap().contains("medium confidence"));
@@ -136,8 +177,15 @@ fn igpu_next_to_a_discrete_card_is_flagged_with_the_variable_to_hide_it() {
     let f = find(&r, "gpu.igpu-with-dgpu", None);
     assert_eq!(f.status, Status::Warn);
     assert_eq!(f.fix.as_deref(), Some("export HIP_VISIBLE_DEVICES=0"));
-    assert_eq!(find(&r, "gpu.gfx-supported", Some("0000:03:00.0")).status, Status::Pass);
-    assert_eq!(find(&r, "os.rocm-supported", None).status, Status::Warn, "Mint is a derivative of a listed Ubuntu");
+    assert_eq!(
+        find(&r, "gpu.gfx-supported", Some("0000:03:00.0")).status,
+        Status::Pass
+    );
+    assert_eq!(
+        find(&r, "os.rocm-supported", None).status,
+        Status::Warn,
+        "Mint is a derivative of a listed Ubuntu"
+    );
     snapshot("ryzen5600g-igpu-rx6800-mint21-rocm-6.2", &r);
 }
 
@@ -148,7 +196,11 @@ fn user_outside_render_group_gets_the_usermod_fix() {
         let f = find(&r, id, None);
         assert_eq!(f.status, Status::Fail, "{id}");
         assert!(f.summary.starts_with("bob cannot open"), "{}", f.summary);
-        assert!(f.fix.as_deref().unwrap().starts_with("sudo usermod -aG render,video $USER"));
+        assert!(f
+            .fix
+            .as_deref()
+            .unwrap()
+            .starts_with("sudo usermod -aG render,video $USER"));
     }
     snapshot("user-not-in-render-group-rocm-6.2", &r);
 }
@@ -157,17 +209,28 @@ fn user_outside_render_group_gets_the_usermod_fix() {
 fn amdgpu_not_loaded_fails_with_modprobe_and_falls_back_to_the_pci_id() {
     let r = doctor("amdgpu-not-loaded", Some("rocm-6.2"));
     assert_eq!(status(&r, "driver.amdgpu-loaded"), Status::Fail);
-    assert!(find(&r, "driver.amdgpu-loaded", None).fix.as_deref().unwrap().contains("modprobe amdgpu"));
+    assert!(find(&r, "driver.amdgpu-loaded", None)
+        .fix
+        .as_deref()
+        .unwrap()
+        .contains("modprobe amdgpu"));
     assert_eq!(status(&r, "devices.kfd"), Status::Fail);
     let g = &r.facts.gpus[0];
-    assert_eq!((g.gfx.as_deref(), g.gfx_source.as_deref()), (Some("gfx1100"), Some("pci-id")));
+    assert_eq!(
+        (g.gfx.as_deref(), g.gfx_source.as_deref()),
+        (Some("gfx1100"), Some("pci-id"))
+    );
     snapshot("amdgpu-not-loaded-rocm-6.2", &r);
 }
 
 #[test]
 fn h100_x8_with_a_current_driver_passes() {
     let r = doctor("h100-x8-ubuntu2204", None);
-    assert_eq!(r.facts.nvidia_gpus().count(), 8, "NVSwitch functions are not GPUs");
+    assert_eq!(
+        r.facts.nvidia_gpus().count(),
+        8,
+        "NVSwitch functions are not GPUs"
+    );
     assert_eq!(r.facts.nvidia_driver.as_ref().unwrap().version, "565.57.01");
     assert_eq!(status(&r, "driver.nvidia-version"), Status::Pass);
     all(&r, "gpu.cuda-arch", Status::Pass);
@@ -183,7 +246,11 @@ fn rtx4090_driver_535_is_too_old_for_cuda_124() {
     let r = doctor("rtx4090-driver-535", Some("cuda-12.4"));
     let f = find(&r, "driver.nvidia-version", None);
     assert_eq!(f.status, Status::Fail);
-    assert!(f.summary.contains("535.104.05") && f.summary.contains("550.54.14"), "{}", f.summary);
+    assert!(
+        f.summary.contains("535.104.05") && f.summary.contains("550.54.14"),
+        "{}",
+        f.summary
+    );
     assert_eq!(status(&r, "docker.gpu-runtime"), Status::Fail);
     snapshot("rtx4090-driver-535-cuda-12.4", &r);
 }
@@ -215,7 +282,12 @@ fn wrong_override_and_missing_devices_in_the_environment() {
     assert_eq!(o.fix.as_deref(), Some("unset HSA_OVERRIDE_GFX_VERSION (or use HSA_OVERRIDE_GFX_VERSION_<n> only for the GPUs that need one)"));
     let v = find(&r, "env.visible-devices", None);
     assert_eq!(v.status, Status::Fail);
-    assert!(v.summary.contains("names device 5, but there are 4 AMD GPUs"), "{}", v.summary);
+    assert!(
+        v.summary
+            .contains("names device 5, but there are 4 AMD GPUs"),
+        "{}",
+        v.summary
+    );
     snapshot("mi210-bad-env-rocm-6.2", &r);
 }
 
@@ -226,6 +298,10 @@ fn rhel_94_with_two_rocm_installs_side_by_side() {
     assert_eq!(r.facts.rocm.as_ref().unwrap().version, "6.2.0");
     assert_eq!(status(&r, "os.rocm-supported"), Status::Pass);
     assert_eq!(status(&r, "kernel.rocm-supported"), Status::Pass);
-    assert_eq!(status(&r, "devices.kfd"), Status::Pass, "render gid 998 is looked up by name");
+    assert_eq!(
+        status(&r, "devices.kfd"),
+        Status::Pass,
+        "render gid 998 is looked up by name"
+    );
     snapshot("rhel94-mi300x-x8-rocm-6.2", &r);
 }

@@ -14,9 +14,18 @@ fn daemon(cx: &Context) -> Finding {
         return Finding::new(ID, AREA, Status::Skip, "not checked under --sysroot (the daemon of the host running rocmenv is not the tree's)");
     };
     match &d.result {
-        Ok(i) => Finding::new(ID, AREA, Status::Pass, format!("Docker {} answers at {} (API {})", i.version, d.endpoint, i.api_version)),
+        Ok(i) => Finding::new(
+            ID,
+            AREA,
+            Status::Pass,
+            format!(
+                "Docker {} answers at {} (API {})",
+                i.version, d.endpoint, i.api_version
+            ),
+        ),
         Err(e) => {
-            let installed = cx.facts.tools.get("docker").is_some_and(|t| t.is_some()) || cx.facts.tools.get("podman").is_some_and(|t| t.is_some());
+            let installed = cx.facts.tools.get("docker").is_some_and(|t| t.is_some())
+                || cx.facts.tools.get("podman").is_some_and(|t| t.is_some());
             Finding::new(ID, AREA, if installed { Status::Fail } else { Status::Warn }, format!("no container engine answers at {}: {e}", d.endpoint))
                 .fix(if installed {
                     "start it: sudo systemctl start docker (or `podman system service --time=0 unix:///run/podman.sock` and set DOCKER_HOST)"
@@ -40,7 +49,17 @@ fn gpu_runtime(cx: &Context) -> Finding {
         }
         cdi_dirs = i.cdi_spec_dirs.clone();
     }
-    let cdi: Vec<String> = cfg.cdi_specs.iter().map(|s| format!("{} ({})", s.path, s.kind.as_deref().unwrap_or("kind unreadable"))).collect();
+    let cdi: Vec<String> = cfg
+        .cdi_specs
+        .iter()
+        .map(|s| {
+            format!(
+                "{} ({})",
+                s.path,
+                s.kind.as_deref().unwrap_or("kind unreadable")
+            )
+        })
+        .collect();
     let has_nvidia = cx.facts.nvidia_gpus().next().is_some();
     let has_amd = cx.facts.amd_gpus().next().is_some();
     if !has_nvidia && !has_amd {
@@ -58,14 +77,27 @@ fn gpu_runtime(cx: &Context) -> Finding {
     }
     let known = parts.join("; ");
     if has_nvidia {
-        let nv_cdi = cfg.cdi_specs.iter().any(|s| s.kind.as_deref().is_some_and(|k| k.starts_with("nvidia.com/")));
+        let nv_cdi = cfg.cdi_specs.iter().any(|s| {
+            s.kind
+                .as_deref()
+                .is_some_and(|k| k.starts_with("nvidia.com/"))
+        });
         if runtimes.iter().any(|r| r == "nvidia") || nv_cdi {
-            return Finding::new(ID, AREA, Status::Pass, format!("containers can get NVIDIA GPUs ({known})"));
+            return Finding::new(
+                ID,
+                AREA,
+                Status::Pass,
+                format!("containers can get NVIDIA GPUs ({known})"),
+            );
         }
         return Finding::new(ID, AREA, Status::Fail, "Docker has no nvidia runtime and no NVIDIA CDI spec: `--gpus` fails with `could not select device driver \"\" with capabilities: [[gpu]]`")
             .detail(if known.is_empty() { "nothing GPU-related in /etc/docker/daemon.json or /etc/cdi".to_string() } else { known })
             .fix("install nvidia-container-toolkit, then: sudo nvidia-ctk runtime configure --runtime=docker && sudo systemctl restart docker (or generate CDI: sudo nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml)");
     }
-    let extra = if known.is_empty() { String::new() } else { format!(" ({known})") };
+    let extra = if known.is_empty() {
+        String::new()
+    } else {
+        format!(" ({known})")
+    };
     Finding::new(ID, AREA, Status::Pass, format!("AMD GPUs need no container runtime: rocmenv passes /dev/kfd and /dev/dri/renderD* with the video and render groups{extra}"))
 }

@@ -10,32 +10,88 @@ pub(super) fn check(cx: &Context) -> Vec<Finding> {
 }
 
 fn user_name(cx: &Context) -> String {
-    cx.facts.user.as_ref().and_then(|u| u.name.clone()).unwrap_or_else(|| "this user".into())
+    cx.facts
+        .user
+        .as_ref()
+        .and_then(|u| u.name.clone())
+        .unwrap_or_else(|| "this user".into())
 }
 
-const GROUP_FIX: &str = "sudo usermod -aG render,video $USER, then log out and back in (or run `newgrp render`)";
+const GROUP_FIX: &str =
+    "sudo usermod -aG render,video $USER, then log out and back in (or run `newgrp render`)";
 
 fn access_finding(cx: &Context, id: &'static str, nodes: &[&DeviceNode], what: &str) -> Finding {
     let user = user_name(cx);
-    let denied: Vec<&&DeviceNode> = nodes.iter().filter(|n| n.accessible == Some(false)).collect();
+    let denied: Vec<&&DeviceNode> = nodes
+        .iter()
+        .filter(|n| n.accessible == Some(false))
+        .collect();
     let unknown = nodes.iter().any(|n| n.accessible.is_none());
-    let paths = nodes.iter().map(|n| n.path.as_str()).collect::<Vec<_>>().join(", ");
+    let paths = nodes
+        .iter()
+        .map(|n| n.path.as_str())
+        .collect::<Vec<_>>()
+        .join(", ");
     if !denied.is_empty() {
         let detail = denied
             .iter()
-            .map(|n| format!("{} is {} {}", n.path, n.mode.as_deref().unwrap_or("?"), n.group.clone().or(n.gid.map(|g| g.to_string())).map(|g| format!("group {g}")).unwrap_or_default()))
+            .map(|n| {
+                format!(
+                    "{} is {} {}",
+                    n.path,
+                    n.mode.as_deref().unwrap_or("?"),
+                    n.group
+                        .clone()
+                        .or(n.gid.map(|g| g.to_string()))
+                        .map(|g| format!("group {g}"))
+                        .unwrap_or_default()
+                )
+            })
             .collect::<Vec<_>>()
             .join("; ");
-        let groups = cx.facts.user.as_ref().map(|u| u.groups.join(", ")).unwrap_or_default();
-        return Finding::new(id, AREA, Status::Fail, format!("{user} cannot open {}", denied.iter().map(|n| n.path.as_str()).collect::<Vec<_>>().join(", ")))
-            .detail(format!("{detail}; {user} is in: {groups}. {what} fails with `Permission denied`"))
-            .fix(GROUP_FIX);
+        let groups = cx
+            .facts
+            .user
+            .as_ref()
+            .map(|u| u.groups.join(", "))
+            .unwrap_or_default();
+        return Finding::new(
+            id,
+            AREA,
+            Status::Fail,
+            format!(
+                "{user} cannot open {}",
+                denied
+                    .iter()
+                    .map(|n| n.path.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        )
+        .detail(format!(
+            "{detail}; {user} is in: {groups}. {what} fails with `Permission denied`"
+        ))
+        .fix(GROUP_FIX);
     }
     if unknown {
-        let why = if cx.facts.user.is_none() { "who runs rocmenv is unknown".to_string() } else { "their owners are unknown".to_string() };
-        return Finding::new(id, AREA, Status::Warn, format!("{paths} exist; whether {user} can open them is not known ({why})"));
+        let why = if cx.facts.user.is_none() {
+            "who runs rocmenv is unknown".to_string()
+        } else {
+            "their owners are unknown".to_string()
+        };
+        return Finding::new(
+            id,
+            AREA,
+            Status::Warn,
+            format!("{paths} exist; whether {user} can open them is not known ({why})"),
+        );
     }
-    Finding::new(id, AREA, Status::Pass, format!("{paths}: present and readable/writable by {user}"))
+    Finding::new(
+        id,
+        AREA,
+        Status::Pass,
+        format!("{paths}: present and readable/writable by {user}"),
+    )
 }
 
 fn kfd(cx: &Context) -> Finding {
@@ -69,8 +125,13 @@ fn render(cx: &Context) -> Finding {
         }
     }
     if !missing.is_empty() {
-        return Finding::new(ID, AREA, Status::Fail, format!("render nodes missing: {}", missing.join("; ")))
-            .fix("load amdgpu (see driver.amdgpu-loaded); in a container pass `--device=/dev/dri`");
+        return Finding::new(
+            ID,
+            AREA,
+            Status::Fail,
+            format!("render nodes missing: {}", missing.join("; ")),
+        )
+        .fix("load amdgpu (see driver.amdgpu-loaded); in a container pass `--device=/dev/dri`");
     }
     access_finding(cx, ID, &nodes, "GPU memory allocation")
 }

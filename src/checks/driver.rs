@@ -15,7 +15,12 @@ fn amdgpu_loaded(cx: &Context) -> Finding {
         return Finding::new(ID, AREA, Status::Skip, "no AMD GPU");
     }
     let d = cx.facts.amdgpu_driver.as_ref();
-    let bound: Vec<String> = cx.facts.amd_gpus().filter_map(|g| g.driver.clone()).filter(|d| d != "amdgpu").collect();
+    let bound: Vec<String> = cx
+        .facts
+        .amd_gpus()
+        .filter_map(|g| g.driver.clone())
+        .filter(|d| d != "amdgpu")
+        .collect();
     match d {
         Some(d) if d.loaded => {
             let kind = match (&d.version, d.kind.as_deref()) {
@@ -46,12 +51,25 @@ fn driver_release_of(cx: &Context, v: &Version) -> Option<(Version, bool)> {
         if dkms.major() != v.major() || dkms.minor() != v.minor() {
             return None;
         }
-        Some((r.ships_driver.clone()?, r.provenance.is_unconfirmed("amdgpu_dkms")))
+        Some((
+            r.ships_driver.clone()?,
+            r.provenance.is_unconfirmed("amdgpu_dkms"),
+        ))
     })
 }
 
 fn window(r: &crate::matrix::RocmRelease) -> String {
-    r.kernel_drivers.iter().map(|k| if k.patch() == 0 { format!("{}.x", k.short()) } else { k.to_string() }).collect::<Vec<_>>().join(", ")
+    r.kernel_drivers
+        .iter()
+        .map(|k| {
+            if k.patch() == 0 {
+                format!("{}.x", k.short())
+            } else {
+                k.to_string()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 fn amdgpu_version(cx: &Context) -> Finding {
@@ -61,31 +79,67 @@ fn amdgpu_version(cx: &Context) -> Finding {
     };
     let r = t.release;
     let Some(d) = cx.facts.amdgpu_driver.as_ref().filter(|d| d.loaded) else {
-        return Finding::new(ID, AREA, Status::Skip, "amdgpu is not loaded, so it has no version to compare");
+        return Finding::new(
+            ID,
+            AREA,
+            Status::Skip,
+            "amdgpu is not loaded, so it has no version to compare",
+        );
     };
     let Some(raw) = &d.version else {
         return Finding::new(ID, AREA, Status::Skip, "in-tree amdgpu: the kernel's own driver has no /sys/module/amdgpu/version to compare")
             .detail(format!("ROCm {} supports the in-tree driver only on the listed kernels (see kernel.rocm-supported); amdgpu-dkms would show its version here", r.version));
     };
     let Ok(v) = raw.parse::<Version>() else {
-        return Finding::new(ID, AREA, Status::Warn, format!("amdgpu version `{raw}` is not a version rocmenv can compare"));
+        return Finding::new(
+            ID,
+            AREA,
+            Status::Warn,
+            format!("amdgpu version `{raw}` is not a version rocmenv can compare"),
+        );
     };
     let Some((release, unconfirmed)) = driver_release_of(cx, &v) else {
         return Finding::new(ID, AREA, Status::Warn, format!("amdgpu-dkms {raw} does not map to a driver release in rocm.yaml"))
             .detail(format!("ROCm {} works with driver releases {}", r.version, window(r)))
             .fix("check `dpkg -l amdgpu-dkms` (or `rpm -q amdgpu-dkms`): its version ends in the ROCm release it came from, e.g. 6.8.5.60200 = ROCm 6.2.0");
     };
-    let hedge = if unconfirmed { " (the dkms→release mapping is marked unconfirmed in rocm.yaml)" } else { "" };
+    let hedge = if unconfirmed {
+        " (the dkms→release mapping is marked unconfirmed in rocm.yaml)"
+    } else {
+        ""
+    };
     if r.accepts_driver(&release) {
-        Finding::new(ID, AREA, Status::Pass, format!("amdgpu-dkms {raw} (driver {}) works with ROCm {} user space", release.short(), r.version)).detail(format!("window: {}{hedge}", window(r)))
+        Finding::new(
+            ID,
+            AREA,
+            Status::Pass,
+            format!(
+                "amdgpu-dkms {raw} (driver {}) works with ROCm {} user space",
+                release.short(),
+                r.version
+            ),
+        )
+        .detail(format!("window: {}{hedge}", window(r)))
     } else {
         let fix = match &r.ships_driver {
             Some(s) => format!("install the amdgpu driver that ships with ROCm {} (driver {s}): sudo amdgpu-install --usecase=dkms, then reboot", r.version),
             None => format!("install an amdgpu-dkms in the window {}", window(r)),
         };
-        Finding::new(ID, AREA, Status::Fail, format!("amdgpu-dkms {raw} (driver {}) is outside ROCm {}'s window ({})", release.short(), r.version, window(r)))
-            .detail(format!("kernel driver and user space are supported up to about a year apart{hedge}"))
-            .fix(fix)
+        Finding::new(
+            ID,
+            AREA,
+            Status::Fail,
+            format!(
+                "amdgpu-dkms {raw} (driver {}) is outside ROCm {}'s window ({})",
+                release.short(),
+                r.version,
+                window(r)
+            ),
+        )
+        .detail(format!(
+            "kernel driver and user space are supported up to about a year apart{hedge}"
+        ))
+        .fix(fix)
     }
 }
 
@@ -93,7 +147,16 @@ fn nvidia(cx: &Context) -> Finding {
     const ID: &str = "driver.nvidia-version";
     let has = cx.facts.nvidia_gpus().next().is_some();
     let Some(t) = &cx.target.cuda else {
-        return Finding::new(ID, AREA, Status::Skip, if has { "no CUDA target" } else { "no NVIDIA GPU" });
+        return Finding::new(
+            ID,
+            AREA,
+            Status::Skip,
+            if has {
+                "no CUDA target"
+            } else {
+                "no NVIDIA GPU"
+            },
+        );
     };
     let Some(d) = &cx.facts.nvidia_driver else {
         return if has || t.ngc.is_some() || cx.target.explicit {
@@ -105,28 +168,66 @@ fn nvidia(cx: &Context) -> Finding {
         };
     };
     let Ok(have) = d.version.parse::<DriverVersion>() else {
-        return Finding::new(ID, AREA, Status::Warn, format!("NVIDIA driver version `{}` cannot be compared", d.version));
+        return Finding::new(
+            ID,
+            AREA,
+            Status::Warn,
+            format!("NVIDIA driver version `{}` cannot be compared", d.version),
+        );
     };
     let c = t.cuda;
     let (what, need) = match t.ngc {
-        Some(n) => (format!("NGC {} (CUDA {})", n.release, n.cuda), n.min_driver.clone()),
-        None => (format!("CUDA {} ({})", c.version.short(), c.label), c.min_driver_linux.clone()),
+        Some(n) => (
+            format!("NGC {} (CUDA {})", n.release, n.cuda),
+            n.min_driver.clone(),
+        ),
+        None => (
+            format!("CUDA {} ({})", c.version.short(), c.label),
+            c.min_driver_linux.clone(),
+        ),
     };
     if have >= need {
-        return Finding::new(ID, AREA, Status::Pass, format!("NVIDIA driver {have} runs {what} (needs ≥ {need})"));
+        return Finding::new(
+            ID,
+            AREA,
+            Status::Pass,
+            format!("NVIDIA driver {have} runs {what} (needs ≥ {need})"),
+        );
     }
     // Datacenter GPUs can run newer CUDA on older long-term branches through the forward-compatibility package.
     if let Some(n) = t.ngc {
-        if let Some(b) = n.datacenter_drivers.iter().find(|b| b.branch() == have.branch() && have >= **b) {
+        if let Some(b) = n
+            .datacenter_drivers
+            .iter()
+            .find(|b| b.branch() == have.branch() && have >= **b)
+        {
             return Finding::new(ID, AREA, Status::Warn, format!("NVIDIA driver {have} is older than {what} needs ({need}), but branch R{} ≥ {b} runs it on datacenter GPUs through forward compatibility", have.branch()))
                 .detail("consumer GPUs cannot use forward compatibility")
                 .fix(format!("upgrade the driver to ≥ {need} to drop the compatibility layer"));
         }
     }
-    let newest: Option<String> = cx.matrices.newest_cuda_for_driver(&have).map(|r| format!("CUDA {} ({})", r.version.short(), r.label));
-    let family = cx.matrices.cuda_family(c.version.major()).filter(|f| have >= f.min_driver);
-    let mut f = Finding::new(ID, AREA, Status::Fail, format!("NVIDIA driver {have} is too old for {what}, which needs ≥ {need}"))
-        .fix(format!("upgrade the NVIDIA driver to {need} or newer (branch R{}+), or target an older release{}", need.branch(), newest.as_ref().map(|n| format!("; this driver runs up to {n}")).unwrap_or_default()));
+    let newest: Option<String> = cx
+        .matrices
+        .newest_cuda_for_driver(&have)
+        .map(|r| format!("CUDA {} ({})", r.version.short(), r.label));
+    let family = cx
+        .matrices
+        .cuda_family(c.version.major())
+        .filter(|f| have >= f.min_driver);
+    let mut f = Finding::new(
+        ID,
+        AREA,
+        Status::Fail,
+        format!("NVIDIA driver {have} is too old for {what}, which needs ≥ {need}"),
+    )
+    .fix(format!(
+        "upgrade the NVIDIA driver to {need} or newer (branch R{}+), or target an older release{}",
+        need.branch(),
+        newest
+            .as_ref()
+            .map(|n| format!("; this driver runs up to {n}"))
+            .unwrap_or_default()
+    ));
     if let Some(fam) = family {
         f = f.detail(format!("CUDA {}.x minor-version compatibility (≥ {}) may run some applications, but not PTX JIT or newer driver APIs", c.version.major(), fam.min_driver));
     }

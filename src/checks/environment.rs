@@ -13,17 +13,48 @@ pub(super) fn check(cx: &Context) -> Vec<Finding> {
 
 fn hsa_override(cx: &Context) -> Finding {
     const ID: &str = "env.hsa-override";
-    let vars: Vec<(&String, &String)> = cx.facts.env.iter().filter(|(k, _)| k.starts_with("HSA_OVERRIDE_GFX_VERSION")).collect();
+    let vars: Vec<(&String, &String)> = cx
+        .facts
+        .env
+        .iter()
+        .filter(|(k, _)| k.starts_with("HSA_OVERRIDE_GFX_VERSION"))
+        .collect();
     if vars.is_empty() {
-        return Finding::new(ID, AREA, Status::Pass, "HSA_OVERRIDE_GFX_VERSION is not set");
+        return Finding::new(
+            ID,
+            AREA,
+            Status::Pass,
+            "HSA_OVERRIDE_GFX_VERSION is not set",
+        );
     }
     let amd = amd_in_order(cx);
-    let shown = vars.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(", ");
+    let shown = vars
+        .iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect::<Vec<_>>()
+        .join(", ");
     if amd.is_empty() {
-        return Finding::new(ID, AREA, Status::Warn, format!("{shown} is set, but there is no AMD GPU")).fix(format!("unset {}", vars.iter().map(|(k, _)| k.as_str()).collect::<Vec<_>>().join(" ")));
+        return Finding::new(
+            ID,
+            AREA,
+            Status::Warn,
+            format!("{shown} is set, but there is no AMD GPU"),
+        )
+        .fix(format!(
+            "unset {}",
+            vars.iter()
+                .map(|(k, _)| k.as_str())
+                .collect::<Vec<_>>()
+                .join(" ")
+        ));
     }
     let Some(t) = &cx.target.rocm else {
-        return Finding::new(ID, AREA, Status::Skip, format!("{shown}: no ROCm target to judge it against"));
+        return Finding::new(
+            ID,
+            AREA,
+            Status::Skip,
+            format!("{shown}: no ROCm target to judge it against"),
+        );
     };
     let r = t.release;
     let mut problems: Vec<(Status, String, String)> = Vec::new();
@@ -32,7 +63,11 @@ fn hsa_override(cx: &Context) -> Finding {
         let over = match GfxTarget::from_override(val) {
             Ok(o) => o,
             Err(e) => {
-                problems.push((Status::Fail, format!("{var}: {e}"), format!("unset {var}, or set it to a value like 10.3.0")));
+                problems.push((
+                    Status::Fail,
+                    format!("{var}: {e}"),
+                    format!("unset {var}, or set it to a value like 10.3.0"),
+                ));
                 continue;
             }
         };
@@ -40,38 +75,90 @@ fn hsa_override(cx: &Context) -> Finding {
             Some(n) => match n.parse::<usize>() {
                 Ok(i) => Some(i),
                 Err(_) => {
-                    problems.push((Status::Warn, format!("{var}: the runtime reads only numeric suffixes"), format!("unset {var}")));
+                    problems.push((
+                        Status::Warn,
+                        format!("{var}: the runtime reads only numeric suffixes"),
+                        format!("unset {var}"),
+                    ));
                     continue;
                 }
             },
             None => None,
         };
         if index.is_some() && r.version < Version::new(6, 2, 0) {
-            problems.push((Status::Warn, format!("{var}: per-device overrides arrived in ROCm 6.2; ROCm {} ignores it", r.version), "use HSA_OVERRIDE_GFX_VERSION, or hide the other GPUs with HIP_VISIBLE_DEVICES".into()));
+            problems.push((
+                Status::Warn,
+                format!(
+                    "{var}: per-device overrides arrived in ROCm 6.2; ROCm {} ignores it",
+                    r.version
+                ),
+                "use HSA_OVERRIDE_GFX_VERSION, or hide the other GPUs with HIP_VISIBLE_DEVICES"
+                    .into(),
+            ));
             continue;
         }
         let targets: Vec<(usize, &&crate::host::Gpu)> = match index {
             Some(i) if i >= amd.len() => {
-                problems.push((Status::Fail, format!("{var} names device {i}, but there {} {} AMD GPU{}", if amd.len() == 1 { "is" } else { "are" }, amd.len(), if amd.len() == 1 { "" } else { "s" }), format!("unset {var}")));
+                problems.push((
+                    Status::Fail,
+                    format!(
+                        "{var} names device {i}, but there {} {} AMD GPU{}",
+                        if amd.len() == 1 { "is" } else { "are" },
+                        amd.len(),
+                        if amd.len() == 1 { "" } else { "s" }
+                    ),
+                    format!("unset {var}"),
+                ));
                 continue;
             }
             Some(i) => vec![(i, &amd[i])],
             // The global variable loses to a per-device one.
-            None => amd.iter().enumerate().filter(|(i, _)| !cx.facts.env.contains_key(&format!("HSA_OVERRIDE_GFX_VERSION_{i}")) || r.version < Version::new(6, 2, 0)).collect(),
+            None => amd
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| {
+                    !cx.facts
+                        .env
+                        .contains_key(&format!("HSA_OVERRIDE_GFX_VERSION_{i}"))
+                        || r.version < Version::new(6, 2, 0)
+                })
+                .collect(),
         };
         for (i, g) in targets {
-            let Some(own) = g.gfx.as_deref().and_then(|s| s.parse::<GfxTarget>().ok()) else { continue };
+            let Some(own) = g.gfx.as_deref().and_then(|s| s.parse::<GfxTarget>().ok()) else {
+                continue;
+            };
             let native = r.builds(own);
-            let advice = cx.matrices.gfx_info(own).and_then(|x| x.override_to.as_ref());
+            let advice = cx
+                .matrices
+                .gfx_info(own)
+                .and_then(|x| x.override_to.as_ref());
             if own == over {
-                problems.push((Status::Warn, format!("{var}={val} is needless on device {i} ({own}): it is the GPU's own target"), format!("unset {var}")));
+                problems.push((
+                    Status::Warn,
+                    format!(
+                        "{var}={val} is needless on device {i} ({own}): it is the GPU's own target"
+                    ),
+                    format!("unset {var}"),
+                ));
             } else if native {
                 problems.push((Status::Fail, format!("{var}={val} makes device {i} ({own}, supported natively by ROCm {}) run {over} code", r.version), format!("unset {var}{}", if amd.len() > 1 { " (or use HSA_OVERRIDE_GFX_VERSION_<n> only for the GPUs that need one)" } else { "" })));
             } else if advice.is_some_and(|a| a.target == over && !a.crashes) {
-                fine.push(format!("{var}={val} is the known override for device {i} ({own})"));
+                fine.push(format!(
+                    "{var}={val} is the known override for device {i} ({own})"
+                ));
             } else {
-                let right = advice.filter(|a| !a.crashes).map(|a| format!("export {var}={}", a.target.override_value())).unwrap_or_else(|| format!("unset {var}: no override is known to work for {own}"));
-                problems.push((Status::Fail, format!("{var}={val} is wrong for device {i} ({own})"), right));
+                let right = advice
+                    .filter(|a| !a.crashes)
+                    .map(|a| format!("export {var}={}", a.target.override_value()))
+                    .unwrap_or_else(|| {
+                        format!("unset {var}: no override is known to work for {own}")
+                    });
+                problems.push((
+                    Status::Fail,
+                    format!("{var}={val} is wrong for device {i} ({own})"),
+                    right,
+                ));
             }
         }
     }
@@ -79,7 +166,11 @@ fn hsa_override(cx: &Context) -> Finding {
         return Finding::new(ID, AREA, Status::Pass, fine.join("; "));
     }
     let worst = problems.iter().map(|p| p.0).max().unwrap_or(Status::Warn);
-    let summary = problems.iter().map(|p| p.1.clone()).collect::<Vec<_>>().join("; ");
+    let summary = problems
+        .iter()
+        .map(|p| p.1.clone())
+        .collect::<Vec<_>>()
+        .join("; ");
     let mut fixes: Vec<String> = problems.iter().map(|p| p.2.clone()).collect();
     fixes.dedup();
     let mut f = Finding::new(ID, AREA, worst, summary).fix(fixes.join("; "));
@@ -93,7 +184,10 @@ fn hsa_override(cx: &Context) -> Finding {
 fn check_list(var: &str, val: &str, count: usize, kind: &str) -> Vec<(Status, String)> {
     let v = val.trim();
     if v.is_empty() {
-        return vec![(Status::Fail, format!("{var} is set but empty: it hides every {kind} GPU"))];
+        return vec![(
+            Status::Fail,
+            format!("{var} is set but empty: it hides every {kind} GPU"),
+        )];
     }
     if matches!(v, "all" | "none" | "void" | "NoDevFiles") && var == "NVIDIA_VISIBLE_DEVICES" {
         return vec![];
@@ -105,10 +199,27 @@ fn check_list(var: &str, val: &str, count: usize, kind: &str) -> Vec<(Status, St
             continue;
         }
         match part.parse::<usize>() {
-            Ok(i) if i >= count => out.push((Status::Fail, format!("{var}={v} names device {i}, but there {} {count} {kind} GPU{}{}", if count == 1 { "is" } else { "are" }, if count == 1 { "" } else { "s" }, if count > 0 { format!(" (0–{})", count - 1) } else { String::new() }))),
-            Ok(i) if seen.contains(&i) => out.push((Status::Warn, format!("{var}={v} names device {i} twice"))),
+            Ok(i) if i >= count => out.push((
+                Status::Fail,
+                format!(
+                    "{var}={v} names device {i}, but there {} {count} {kind} GPU{}{}",
+                    if count == 1 { "is" } else { "are" },
+                    if count == 1 { "" } else { "s" },
+                    if count > 0 {
+                        format!(" (0–{})", count - 1)
+                    } else {
+                        String::new()
+                    }
+                ),
+            )),
+            Ok(i) if seen.contains(&i) => {
+                out.push((Status::Warn, format!("{var}={v} names device {i} twice")))
+            }
             Ok(i) => seen.push(i),
-            Err(_) => out.push((Status::Fail, format!("{var}={v}: `{part}` is neither an index nor a GPU UUID"))),
+            Err(_) => out.push((
+                Status::Fail,
+                format!("{var}={v}: `{part}` is neither an index nor a GPU UUID"),
+            )),
         }
     }
     out
@@ -120,8 +231,16 @@ fn visible_devices(cx: &Context) -> Finding {
     let nv = cx.facts.nvidia_gpus().count();
     let mut problems = Vec::new();
     let mut set = Vec::new();
-    for var in ["HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES", "GPU_DEVICE_ORDINAL", "CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES"] {
-        let Some(val) = cx.facts.env.get(var) else { continue };
+    for var in [
+        "HIP_VISIBLE_DEVICES",
+        "ROCR_VISIBLE_DEVICES",
+        "GPU_DEVICE_ORDINAL",
+        "CUDA_VISIBLE_DEVICES",
+        "NVIDIA_VISIBLE_DEVICES",
+    ] {
+        let Some(val) = cx.facts.env.get(var) else {
+            continue;
+        };
         set.push(format!("{var}={val}"));
         let (count, kind) = match var {
             // HIP also honours CUDA_VISIBLE_DEVICES, so on an AMD-only host it selects AMD GPUs.
@@ -132,16 +251,45 @@ fn visible_devices(cx: &Context) -> Finding {
         problems.extend(check_list(var, val, count, kind));
     }
     if set.is_empty() {
-        return Finding::new(ID, AREA, Status::Pass, "no visible-devices variable is set: every GPU is visible");
+        return Finding::new(
+            ID,
+            AREA,
+            Status::Pass,
+            "no visible-devices variable is set: every GPU is visible",
+        );
     }
     if problems.is_empty() {
-        return Finding::new(ID, AREA, Status::Pass, format!("{} name{} existing GPUs", set.join(", "), if set.len() == 1 { "s" } else { "" }));
+        return Finding::new(
+            ID,
+            AREA,
+            Status::Pass,
+            format!(
+                "{} name{} existing GPUs",
+                set.join(", "),
+                if set.len() == 1 { "s" } else { "" }
+            ),
+        );
     }
     let worst = problems.iter().map(|p| p.0).max().unwrap_or(Status::Warn);
-    let mut f = Finding::new(ID, AREA, worst, problems.iter().map(|p| p.1.clone()).collect::<Vec<_>>().join("; "))
-        .fix(format!("list only existing devices (AMD 0–{}, NVIDIA 0–{}), or unset the variable", amd.saturating_sub(1), nv.saturating_sub(1)));
+    let mut f = Finding::new(
+        ID,
+        AREA,
+        worst,
+        problems
+            .iter()
+            .map(|p| p.1.clone())
+            .collect::<Vec<_>>()
+            .join("; "),
+    )
+    .fix(format!(
+        "list only existing devices (AMD 0–{}, NVIDIA 0–{}), or unset the variable",
+        amd.saturating_sub(1),
+        nv.saturating_sub(1)
+    ));
     if nv == 0 && amd > 0 && cx.facts.env.contains_key("CUDA_VISIBLE_DEVICES") {
-        f = f.detail("HIP honours CUDA_VISIBLE_DEVICES too, so on this AMD host it selects AMD GPUs");
+        f = f.detail(
+            "HIP honours CUDA_VISIBLE_DEVICES too, so on this AMD host it selects AMD GPUs",
+        );
     }
     f
 }

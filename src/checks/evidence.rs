@@ -15,7 +15,12 @@ pub(super) fn check(cx: &Context) -> Vec<Finding> {
 fn rocminfo(cx: &Context) -> Finding {
     const ID: &str = "tools.rocminfo";
     let Some(e) = &cx.facts.evidence.rocminfo else {
-        return Finding::new(ID, AREA, Status::Skip, "rocminfo is not installed and there is no AMD GPU");
+        return Finding::new(
+            ID,
+            AREA,
+            Status::Skip,
+            "rocminfo is not installed and there is no AMD GPU",
+        );
     };
     if e.outcome.starts_with("timed out") {
         return Finding::new(ID, AREA, Status::Fail, format!("rocminfo {}", e.outcome))
@@ -50,10 +55,20 @@ fn nvidia_fix(err: &str) -> &'static str {
     }
 }
 
-fn compare(id: &'static str, tool: &str, e: &ToolEvidence, sysfs: usize, fix: fn(&str) -> &'static str) -> Finding {
+fn compare(
+    id: &'static str,
+    tool: &str,
+    e: &ToolEvidence,
+    sysfs: usize,
+    fix: fn(&str) -> &'static str,
+) -> Finding {
     if let Some(err) = e.errors.first() {
         return Finding::new(id, AREA, Status::Fail, format!("{tool}: {err}"))
-            .detail(if e.errors.len() > 1 { e.errors[1..].join("; ") } else { format!("{tool} {}", e.outcome) })
+            .detail(if e.errors.len() > 1 {
+                e.errors[1..].join("; ")
+            } else {
+                format!("{tool} {}", e.outcome)
+            })
             .fix(fix(&err.to_lowercase()));
     }
     if e.devices.len() != sysfs {
@@ -61,13 +76,32 @@ fn compare(id: &'static str, tool: &str, e: &ToolEvidence, sysfs: usize, fix: fn
             .detail(format!("{tool} saw: {}", if e.devices.is_empty() { "none".to_string() } else { e.devices.join(", ") }))
             .fix("GPUs hidden by *_VISIBLE_DEVICES, bound to vfio-pci, or failed at init do not show up; compare with `lspci`");
     }
-    Finding::new(id, AREA, Status::Pass, format!("{tool} sees {} GPU{}{}", e.devices.len(), if e.devices.len() == 1 { "" } else { "s" }, if e.devices.is_empty() { String::new() } else { format!(": {}", e.devices.join(", ")) }))
+    Finding::new(
+        id,
+        AREA,
+        Status::Pass,
+        format!(
+            "{tool} sees {} GPU{}{}",
+            e.devices.len(),
+            if e.devices.len() == 1 { "" } else { "s" },
+            if e.devices.is_empty() {
+                String::new()
+            } else {
+                format!(": {}", e.devices.join(", "))
+            }
+        ),
+    )
 }
 
 fn nvidia_smi(cx: &Context) -> Finding {
     const ID: &str = "tools.nvidia-smi";
     let Some(e) = &cx.facts.evidence.nvidia_smi else {
-        return Finding::new(ID, AREA, Status::Skip, "nvidia-smi is not installed and there is no NVIDIA GPU");
+        return Finding::new(
+            ID,
+            AREA,
+            Status::Skip,
+            "nvidia-smi is not installed and there is no NVIDIA GPU",
+        );
     };
     if e.outcome.starts_with("timed out") {
         return Finding::new(ID, AREA, Status::Fail, format!("nvidia-smi {}", e.outcome)).fix("check `sudo dmesg | grep -i -e nvrm -e xid`; a GPU that fell off the bus needs a reboot");
@@ -75,5 +109,11 @@ fn nvidia_smi(cx: &Context) -> Finding {
     if !e.outcome.starts_with("exit") && e.outcome != "recorded" {
         return Finding::new(ID, AREA, Status::Skip, e.outcome.clone());
     }
-    compare(ID, "nvidia-smi", e, cx.facts.nvidia_gpus().count(), nvidia_fix)
+    compare(
+        ID,
+        "nvidia-smi",
+        e,
+        cx.facts.nvidia_gpus().count(),
+        nvidia_fix,
+    )
 }

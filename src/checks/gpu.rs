@@ -35,14 +35,26 @@ pub(crate) fn override_for(cx: &Context, index: usize) -> Option<(String, String
         .env
         .get(&per)
         .map(|v| (per.clone(), v.clone()))
-        .or_else(|| cx.facts.env.get("HSA_OVERRIDE_GFX_VERSION").map(|v| ("HSA_OVERRIDE_GFX_VERSION".to_string(), v.clone())))
+        .or_else(|| {
+            cx.facts
+                .env
+                .get("HSA_OVERRIDE_GFX_VERSION")
+                .map(|v| ("HSA_OVERRIDE_GFX_VERSION".to_string(), v.clone()))
+        })
 }
 
 fn present(cx: &Context) -> Finding {
     const ID: &str = "gpu.present";
     let gpus = &cx.facts.gpus;
     if !gpus.is_empty() {
-        let names: Vec<String> = gpus.iter().map(|g| g.name.clone().unwrap_or_else(|| format!("unknown GPU {}", g.device_id))).collect();
+        let names: Vec<String> = gpus
+            .iter()
+            .map(|g| {
+                g.name
+                    .clone()
+                    .unwrap_or_else(|| format!("unknown GPU {}", g.device_id))
+            })
+            .collect();
         let mut counted: Vec<(String, usize)> = Vec::new();
         for n in names {
             match counted.iter_mut().find(|(m, _)| *m == n) {
@@ -50,8 +62,27 @@ fn present(cx: &Context) -> Finding {
                 None => counted.push((n, 1)),
             }
         }
-        let text = counted.iter().map(|(n, c)| if *c > 1 { format!("{c}× {n}") } else { n.clone() }).collect::<Vec<_>>().join(", ");
-        return Finding::new(ID, AREA, Status::Pass, format!("{} GPU{}: {text}", gpus.len(), if gpus.len() == 1 { "" } else { "s" }));
+        let text = counted
+            .iter()
+            .map(|(n, c)| {
+                if *c > 1 {
+                    format!("{c}× {n}")
+                } else {
+                    n.clone()
+                }
+            })
+            .collect::<Vec<_>>()
+            .join(", ");
+        return Finding::new(
+            ID,
+            AREA,
+            Status::Pass,
+            format!(
+                "{} GPU{}: {text}",
+                gpus.len(),
+                if gpus.len() == 1 { "" } else { "s" }
+            ),
+        );
     }
     if cx.facts.wsl {
         return Finding::new(ID, AREA, Status::Warn, "WSL2: GPUs are not on a PCI bus Linux can see; only /dev/dxg is")
@@ -59,7 +90,12 @@ fn present(cx: &Context) -> Finding {
             .fix("check the GPU from Windows (AMD Software / nvidia-smi.exe) and use the WSL-specific ROCm or CUDA packages");
     }
     if let Some(why) = cx.facts.why_unavailable("pci") {
-        return Finding::new(ID, AREA, Status::Skip, format!("the PCI bus could not be read: {why}"));
+        return Finding::new(
+            ID,
+            AREA,
+            Status::Skip,
+            format!("the PCI bus could not be read: {why}"),
+        );
     }
     Finding::new(ID, AREA, Status::Fail, "no AMD or NVIDIA GPU on the PCI bus")
         .detail("no display controller with vendor 0x1002 (AMD) or 0x10de (NVIDIA) in /sys/bus/pci/devices")
@@ -79,52 +115,138 @@ fn gfx_supported(cx: &Context, g: &Gpu, index: usize) -> Finding {
     let label = gpu_label(g);
     let sub = g.pci_address.clone();
     let Some(t) = &cx.target.rocm else {
-        return Finding::new(ID, AREA, Status::Skip, format!("{label}: no ROCm target (the target is CUDA)")).subject(sub);
+        return Finding::new(
+            ID,
+            AREA,
+            Status::Skip,
+            format!("{label}: no ROCm target (the target is CUDA)"),
+        )
+        .subject(sub);
     };
     let r = t.release;
     if let Some((var, val)) = hidden_by(cx, index) {
-        return Finding::new(ID, AREA, Status::Skip, format!("{label}: hidden by {var}={val}, so its target does not matter")).subject(sub);
+        return Finding::new(
+            ID,
+            AREA,
+            Status::Skip,
+            format!("{label}: hidden by {var}={val}, so its target does not matter"),
+        )
+        .subject(sub);
     }
     let Some(gfx) = g.gfx.as_deref().and_then(|s| s.parse::<GfxTarget>().ok()) else {
         return Finding::new(ID, AREA, Status::Skip, format!("{label}: gfx target unknown (no gfx_target_version in KFD, and the PCI id {} is not in gpus.yaml)", g.device_id))
             .subject(sub)
             .fix("run `rocminfo | grep gfx` to see the target, and add the card to matrices/gpus.yaml");
     };
-    let src = if g.gfx_source.as_deref() == Some("pci-id") { " (from its PCI id; KFD is not available)" } else { "" };
-    let natively: Vec<String> = cx.matrices.rocm.releases.iter().filter(|x| x.gfx_status(gfx).is_some_and(|s| s.status == SupportStatus::Supported)).map(|x| x.version.to_string()).collect();
+    let src = if g.gfx_source.as_deref() == Some("pci-id") {
+        " (from its PCI id; KFD is not available)"
+    } else {
+        ""
+    };
+    let natively: Vec<String> = cx
+        .matrices
+        .rocm
+        .releases
+        .iter()
+        .filter(|x| {
+            x.gfx_status(gfx)
+                .is_some_and(|s| s.status == SupportStatus::Supported)
+        })
+        .map(|x| x.version.to_string())
+        .collect();
     if let Some(s) = r.gfx_status(gfx) {
-        let note = s.note.as_deref().map(|n| format!(" ({n})")).unwrap_or_default();
+        let note = s
+            .note
+            .as_deref()
+            .map(|n| format!(" ({n})"))
+            .unwrap_or_default();
         match s.status {
-            SupportStatus::Supported => return Finding::new(ID, AREA, Status::Pass, format!("{label}: {gfx}{src} is supported by ROCm {}{note}", r.version)).subject(sub),
+            SupportStatus::Supported => {
+                return Finding::new(
+                    ID,
+                    AREA,
+                    Status::Pass,
+                    format!(
+                        "{label}: {gfx}{src} is supported by ROCm {}{note}",
+                        r.version
+                    ),
+                )
+                .subject(sub)
+            }
             SupportStatus::Deprecated => {
-                return Finding::new(ID, AREA, Status::Warn, format!("{label}: {gfx}{src} is deprecated in ROCm {}{note}", r.version))
-                    .subject(sub)
-                    .detail("deprecated targets still get kernels but are removed in a later release")
-                    .fix(format!("plan for a newer GPU; releases that fully support {gfx}: {}", versions_text(&natively)))
+                return Finding::new(
+                    ID,
+                    AREA,
+                    Status::Warn,
+                    format!(
+                        "{label}: {gfx}{src} is deprecated in ROCm {}{note}",
+                        r.version
+                    ),
+                )
+                .subject(sub)
+                .detail("deprecated targets still get kernels but are removed in a later release")
+                .fix(format!(
+                    "plan for a newer GPU; releases that fully support {gfx}: {}",
+                    versions_text(&natively)
+                ))
             }
             SupportStatus::Experimental => {
-                return Finding::new(ID, AREA, Status::Warn, format!("{label}: {gfx}{src} is experimental in ROCm {}{note}", r.version))
-                    .subject(sub)
-                    .detail("experimental targets build, but AMD does not promise they work")
+                return Finding::new(
+                    ID,
+                    AREA,
+                    Status::Warn,
+                    format!(
+                        "{label}: {gfx}{src} is experimental in ROCm {}{note}",
+                        r.version
+                    ),
+                )
+                .subject(sub)
+                .detail("experimental targets build, but AMD does not promise they work")
             }
             SupportStatus::Unsupported => {}
         }
     }
-    let later = if natively.is_empty() { String::new() } else { format!("; releases that support {gfx} natively: {}", versions_text(&natively)) };
-    let advice = cx.matrices.gfx_info(gfx).and_then(|i| i.override_to.as_ref());
+    let later = if natively.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "; releases that support {gfx} natively: {}",
+            versions_text(&natively)
+        )
+    };
+    let advice = cx
+        .matrices
+        .gfx_info(gfx)
+        .and_then(|i| i.override_to.as_ref());
     let set = override_for(cx, index);
     let Some(a) = advice else {
-        return Finding::new(ID, AREA, Status::Fail, format!("{label}: {gfx}{src} is not built by ROCm {} and no override is known", r.version))
-            .subject(sub)
-            .detail(format!("PyTorch would fail with `HIP error: invalid device function`{later}"))
-            .fix(match natively.last() {
-                Some(v) => format!("use ROCm {v} (--target rocm-{v}), or a GPU the release supports"),
-                None => "use a GPU that ROCm supports, or a community build of ROCm for this target".into(),
-            });
+        return Finding::new(
+            ID,
+            AREA,
+            Status::Fail,
+            format!(
+                "{label}: {gfx}{src} is not built by ROCm {} and no override is known",
+                r.version
+            ),
+        )
+        .subject(sub)
+        .detail(format!(
+            "PyTorch would fail with `HIP error: invalid device function`{later}"
+        ))
+        .fix(match natively.last() {
+            Some(v) => format!("use ROCm {v} (--target rocm-{v}), or a GPU the release supports"),
+            None => {
+                "use a GPU that ROCm supports, or a community build of ROCm for this target".into()
+            }
+        });
     };
     let value = a.target.override_value();
     let conf = confidence_text(a.confidence);
-    let note = a.note.as_deref().map(|n| format!(" Reference: {n}")).unwrap_or_default();
+    let note = a
+        .note
+        .as_deref()
+        .map(|n| format!(" Reference: {n}"))
+        .unwrap_or_default();
     if a.crashes {
         return Finding::new(ID, AREA, Status::Fail, format!("{label}: {gfx} is not built by ROCm {}, and overriding it to {} crashes (different ISA)", r.version, a.target))
             .subject(sub)
@@ -132,7 +254,16 @@ fn gfx_supported(cx: &Context, g: &Gpu, index: usize) -> Finding {
             .fix("use a GPU that ROCm supports, or a community ROCm build that includes this target");
     }
     if !r.builds(a.target) {
-        let mut f = Finding::new(ID, AREA, Status::Fail, format!("{label}: {gfx} is not built by ROCm {}, nor is its override target {}", r.version, a.target)).subject(sub);
+        let mut f = Finding::new(
+            ID,
+            AREA,
+            Status::Fail,
+            format!(
+                "{label}: {gfx} is not built by ROCm {}, nor is its override target {}",
+                r.version, a.target
+            ),
+        )
+        .subject(sub);
         if !later.is_empty() {
             f = f.detail(later.trim_start_matches("; ").to_string());
         }
@@ -162,13 +293,16 @@ fn gfx_supported(cx: &Context, g: &Gpu, index: usize) -> Finding {
 
 /// The visible-devices variable that hides AMD device `index`, if one does.
 fn hidden_by(cx: &Context, index: usize) -> Option<(&'static str, String)> {
-    ["HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES"].into_iter().find_map(|var| {
-        let val = cx.facts.env.get(var)?;
-        let listed: Vec<&str> = val.split(',').map(str::trim).collect();
-        // UUID lists cannot be matched to indices here.
-        let indices_only = listed.iter().all(|p| p.parse::<usize>().is_ok());
-        (indices_only && !listed.contains(&index.to_string().as_str())).then(|| (var, val.clone()))
-    })
+    ["HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES"]
+        .into_iter()
+        .find_map(|var| {
+            let val = cx.facts.env.get(var)?;
+            let listed: Vec<&str> = val.split(',').map(str::trim).collect();
+            // UUID lists cannot be matched to indices here.
+            let indices_only = listed.iter().all(|p| p.parse::<usize>().is_ok());
+            (indices_only && !listed.contains(&index.to_string().as_str()))
+                .then(|| (var, val.clone()))
+        })
 }
 
 /// For an integrated GPU next to discrete ones: the discrete GPUs' indices, comma-separated.
@@ -176,7 +310,12 @@ fn discrete_indices(cx: &Context, g: &Gpu) -> Option<String> {
     if g.integrated != Some(true) {
         return None;
     }
-    let keep: Vec<String> = amd_in_order(cx).iter().enumerate().filter(|(_, x)| x.integrated != Some(true)).map(|(i, _)| i.to_string()).collect();
+    let keep: Vec<String> = amd_in_order(cx)
+        .iter()
+        .enumerate()
+        .filter(|(_, x)| x.integrated != Some(true))
+        .map(|(i, _)| i.to_string())
+        .collect();
     (!keep.is_empty()).then(|| keep.join(","))
 }
 
@@ -189,7 +328,8 @@ fn cuda_arch(cx: &Context, g: &Gpu) -> Finding {
     let label = gpu_label(g);
     let sub = g.pci_address.clone();
     let Some(t) = &cx.target.cuda else {
-        return Finding::new(ID, AREA, Status::Skip, format!("{label}: no CUDA target")).subject(sub);
+        return Finding::new(ID, AREA, Status::Skip, format!("{label}: no CUDA target"))
+            .subject(sub);
     };
     let Some(cc) = &g.compute_capability else {
         return Finding::new(ID, AREA, Status::Skip, format!("{label}: compute capability unknown (PCI id {} is not in gpus.yaml)", g.device_id))
@@ -198,31 +338,76 @@ fn cuda_arch(cx: &Context, g: &Gpu) -> Finding {
     };
     let c = t.cuda;
     if c.compute_capabilities.contains(cc) {
-        return Finding::new(ID, AREA, Status::Pass, format!("{label}: compute capability {cc} is built by CUDA {}", c.version)).subject(sub);
+        return Finding::new(
+            ID,
+            AREA,
+            Status::Pass,
+            format!(
+                "{label}: compute capability {cc} is built by CUDA {}",
+                c.version
+            ),
+        )
+        .subject(sub);
     }
-    let builds: Vec<String> = cx.matrices.cuda.releases.iter().filter(|r| r.compute_capabilities.contains(cc)).map(|r| r.version.to_string()).collect();
-    Finding::new(ID, AREA, Status::Fail, format!("{label}: CUDA {} does not build for compute capability {cc}", c.version))
-        .subject(sub)
-        .detail(format!("CUDA releases that do: {}", versions_text(&builds)))
-        .fix(match builds.last() {
-            Some(v) => format!("use CUDA {v} or older for this GPU (--target cuda-{})", v.rsplit_once('.').map(|x| x.0).unwrap_or(v)),
-            None => "use a GPU that current CUDA supports".into(),
-        })
+    let builds: Vec<String> = cx
+        .matrices
+        .cuda
+        .releases
+        .iter()
+        .filter(|r| r.compute_capabilities.contains(cc))
+        .map(|r| r.version.to_string())
+        .collect();
+    Finding::new(
+        ID,
+        AREA,
+        Status::Fail,
+        format!(
+            "{label}: CUDA {} does not build for compute capability {cc}",
+            c.version
+        ),
+    )
+    .subject(sub)
+    .detail(format!("CUDA releases that do: {}", versions_text(&builds)))
+    .fix(match builds.last() {
+        Some(v) => format!(
+            "use CUDA {v} or older for this GPU (--target cuda-{})",
+            v.rsplit_once('.').map(|x| x.0).unwrap_or(v)
+        ),
+        None => "use a GPU that current CUDA supports".into(),
+    })
 }
 
 fn igpu_with_dgpu(cx: &Context) -> Finding {
     const ID: &str = "gpu.igpu-with-dgpu";
     let amd = amd_in_order(cx);
-    let igpus: Vec<(usize, &&Gpu)> = amd.iter().enumerate().filter(|(_, g)| g.integrated == Some(true)).collect();
-    let dgpus: Vec<(usize, &&Gpu)> = amd.iter().enumerate().filter(|(_, g)| g.integrated != Some(true)).collect();
+    let igpus: Vec<(usize, &&Gpu)> = amd
+        .iter()
+        .enumerate()
+        .filter(|(_, g)| g.integrated == Some(true))
+        .collect();
+    let dgpus: Vec<(usize, &&Gpu)> = amd
+        .iter()
+        .enumerate()
+        .filter(|(_, g)| g.integrated != Some(true))
+        .collect();
     if amd.is_empty() {
         return Finding::new(ID, AREA, Status::Skip, "no AMD GPU");
     }
     if igpus.is_empty() {
-        return Finding::new(ID, AREA, Status::Pass, "no integrated AMD GPU competes with the discrete ones");
+        return Finding::new(
+            ID,
+            AREA,
+            Status::Pass,
+            "no integrated AMD GPU competes with the discrete ones",
+        );
     }
     if dgpus.is_empty() && cx.facts.nvidia_gpus().next().is_none() {
-        return Finding::new(ID, AREA, Status::Pass, "the only AMD GPU is integrated; nothing to hide");
+        return Finding::new(
+            ID,
+            AREA,
+            Status::Pass,
+            "the only AMD GPU is integrated; nothing to hide",
+        );
     }
     if dgpus.is_empty() {
         return Finding::new(ID, AREA, Status::Warn, "an AMD iGPU sits next to NVIDIA GPUs")
@@ -230,12 +415,25 @@ fn igpu_with_dgpu(cx: &Context) -> Finding {
             .fix("choose the CUDA stack explicitly (rocmenv dockerfile --stack ngc)");
     }
     let keep: Vec<String> = dgpus.iter().map(|(i, _)| i.to_string()).collect();
-    let hidden = ["HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES"].iter().find_map(|v| cx.facts.env.get(*v).map(|val| (v, val)));
-    let ig_names: Vec<String> = igpus.iter().map(|(i, g)| format!("device {i} ({})", g.gfx.as_deref().unwrap_or("?"))).collect();
+    let hidden = ["HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES"]
+        .iter()
+        .find_map(|v| cx.facts.env.get(*v).map(|val| (v, val)));
+    let ig_names: Vec<String> = igpus
+        .iter()
+        .map(|(i, g)| format!("device {i} ({})", g.gfx.as_deref().unwrap_or("?")))
+        .collect();
     if let Some((var, val)) = hidden {
         let listed: Vec<&str> = val.split(',').map(str::trim).collect();
-        if igpus.iter().all(|(i, _)| !listed.contains(&i.to_string().as_str())) {
-            return Finding::new(ID, AREA, Status::Pass, format!("the iGPU {} is hidden by {var}={val}", ig_names.join(", ")));
+        if igpus
+            .iter()
+            .all(|(i, _)| !listed.contains(&i.to_string().as_str()))
+        {
+            return Finding::new(
+                ID,
+                AREA,
+                Status::Pass,
+                format!("the iGPU {} is hidden by {var}={val}", ig_names.join(", ")),
+            );
         }
     }
     Finding::new(ID, AREA, Status::Warn, format!("the integrated GPU {} is visible next to discrete GPU{} {}", ig_names.join(", "), if keep.len() > 1 { "s" } else { "" }, keep.join(",")))

@@ -49,7 +49,12 @@ pub struct Finding {
 }
 
 impl Finding {
-    fn new(id: &'static str, area: &'static str, status: Status, summary: impl Into<String>) -> Self {
+    fn new(
+        id: &'static str,
+        area: &'static str,
+        status: Status,
+        summary: impl Into<String>,
+    ) -> Self {
         Finding {
             id,
             area,
@@ -114,7 +119,15 @@ pub struct Context<'a> {
 
 /// The report sections, in order.
 pub const AREAS: [&str; 9] = [
-    "system", "gpu", "driver", "devices", "userspace", "environment", "topology", "containers", "tools",
+    "system",
+    "gpu",
+    "driver",
+    "devices",
+    "userspace",
+    "environment",
+    "topology",
+    "containers",
+    "tools",
 ];
 
 /// Runs every check.
@@ -172,5 +185,9 @@ impl Summary {
 
 /// A GPU's short label for summaries: `GPU 0 (Radeon RX 7900 XTX, 0000:03:00.0)`.
 fn gpu_label(g: &crate::host::Gpu) -> String {
-    format!("{} at {}", g.name.as_deref().unwrap_or(&format!("GPU {}", g.device_id)), g.pci_address)
+    format!(
+        "{} at {}",
+        g.name.as_deref().unwrap_or(&format!("GPU {}", g.device_id)),
+        g.pci_address
+    )
 }

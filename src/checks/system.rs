@@ -28,14 +28,22 @@ fn ubuntu_for_codename(c: &str) -> Option<&'static str> {
     })
 }
 
-pub(crate) fn match_distro<'m>(r: &'m RocmRelease, os: &OsFacts, ubuntu_codename: Option<&str>) -> DistroMatch<'m> {
+pub(crate) fn match_distro<'m>(
+    r: &'m RocmRelease,
+    os: &OsFacts,
+    ubuntu_codename: Option<&str>,
+) -> DistroMatch<'m> {
     let id = os.id.as_deref().unwrap_or("");
     let vid = os.version_id.as_deref().unwrap_or("");
     if let Some(d) = r.distro(id, vid) {
         return DistroMatch::Listed(d);
     }
     let major = vid.split('.').next().unwrap_or("");
-    if let Some(d) = r.distros.iter().find(|d| d.id == id && d.version == major && !d.version.contains('.')) {
+    if let Some(d) = r
+        .distros
+        .iter()
+        .find(|d| d.id == id && d.version == major && !d.version.contains('.'))
+    {
         return DistroMatch::Listed(d);
     }
     let same_id: Vec<&DistroSupport> = r.distros.iter().filter(|d| d.id == id).collect();
@@ -45,7 +53,10 @@ pub(crate) fn match_distro<'m>(r: &'m RocmRelease, os: &OsFacts, ubuntu_codename
     if os.id_like.iter().any(|l| l == "ubuntu") {
         if let Some(v) = ubuntu_codename.and_then(ubuntu_for_codename) {
             if let Some(d) = r.distro("ubuntu", v) {
-                return DistroMatch::Derived(d, format!("built on Ubuntu {v} ({})", ubuntu_codename.unwrap_or("")));
+                return DistroMatch::Derived(
+                    d,
+                    format!("built on Ubuntu {v} ({})", ubuntu_codename.unwrap_or("")),
+                );
             }
         }
     }
@@ -53,13 +64,21 @@ pub(crate) fn match_distro<'m>(r: &'m RocmRelease, os: &OsFacts, ubuntu_codename
 }
 
 fn os_name(os: &OsFacts) -> String {
-    os.pretty_name
-        .clone()
-        .unwrap_or_else(|| format!("{} {}", os.id.as_deref().unwrap_or("?"), os.version_id.as_deref().unwrap_or("")))
+    os.pretty_name.clone().unwrap_or_else(|| {
+        format!(
+            "{} {}",
+            os.id.as_deref().unwrap_or("?"),
+            os.version_id.as_deref().unwrap_or("")
+        )
+    })
 }
 
 fn distro_list(r: &RocmRelease) -> String {
-    r.distros.iter().map(|d| format!("{} {}", d.id, d.version)).collect::<Vec<_>>().join(", ")
+    r.distros
+        .iter()
+        .map(|d| format!("{} {}", d.id, d.version))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 fn kernel_list(d: &DistroSupport) -> String {
@@ -88,12 +107,19 @@ pub(crate) fn versions_text(vs: &[String]) -> String {
 }
 
 /// Releases that list this distro and kernel series.
-fn releases_supporting(m: &Matrices, os: &OsFacts, codename: Option<&str>, series: Option<&str>) -> Vec<String> {
+fn releases_supporting(
+    m: &Matrices,
+    os: &OsFacts,
+    codename: Option<&str>,
+    series: Option<&str>,
+) -> Vec<String> {
     m.rocm
         .releases
         .iter()
         .filter(|r| match match_distro(r, os, codename) {
-            DistroMatch::Listed(d) | DistroMatch::Derived(d, _) => series.is_none_or(|s| d.kernels.iter().any(|k| k.series == s)),
+            DistroMatch::Listed(d) | DistroMatch::Derived(d, _) => {
+                series.is_none_or(|s| d.kernels.iter().any(|k| k.series == s))
+            }
             _ => false,
         })
         .map(|r| r.version.to_string())
@@ -105,18 +131,31 @@ pub(super) fn check(cx: &Context) -> Vec<Finding> {
 }
 
 fn codename(cx: &Context) -> Option<String> {
-    cx.facts.os.as_ref().and_then(|o| o.ubuntu_codename.clone().or(o.codename.clone()))
+    cx.facts
+        .os
+        .as_ref()
+        .and_then(|o| o.ubuntu_codename.clone().or(o.codename.clone()))
 }
 
 fn check_os(cx: &Context) -> Finding {
     const ID: &str = "os.rocm-supported";
     let Some(t) = &cx.target.rocm else {
-        return Finding::new(ID, AREA, Status::Skip, "no ROCm target (the target is CUDA)");
+        return Finding::new(
+            ID,
+            AREA,
+            Status::Skip,
+            "no ROCm target (the target is CUDA)",
+        );
     };
     let r = t.release;
     let Some(os) = &cx.facts.os else {
         let why = cx.facts.why_unavailable("os").unwrap_or("unknown");
-        return Finding::new(ID, AREA, Status::Skip, format!("the distribution is unknown: {why}"));
+        return Finding::new(
+            ID,
+            AREA,
+            Status::Skip,
+            format!("the distribution is unknown: {why}"),
+        );
     };
     let name = os_name(os);
     let code = codename(cx);
@@ -158,19 +197,37 @@ fn check_os(cx: &Context) -> Finding {
 fn check_kernel(cx: &Context) -> Finding {
     const ID: &str = "kernel.rocm-supported";
     let Some(t) = &cx.target.rocm else {
-        return Finding::new(ID, AREA, Status::Skip, "no ROCm target (the target is CUDA)");
+        return Finding::new(
+            ID,
+            AREA,
+            Status::Skip,
+            "no ROCm target (the target is CUDA)",
+        );
     };
     let r = t.release;
     let Some(k) = &cx.facts.kernel else {
         let why = cx.facts.why_unavailable("kernel").unwrap_or("unknown");
-        return Finding::new(ID, AREA, Status::Skip, format!("the kernel release is unknown: {why}"));
+        return Finding::new(
+            ID,
+            AREA,
+            Status::Skip,
+            format!("the kernel release is unknown: {why}"),
+        );
     };
     if cx.facts.wsl {
         return Finding::new(ID, AREA, Status::Skip, format!("kernel {} is WSL2's: ROCm on WSL uses the Windows driver, so the Linux kernel matrix does not apply", k.release))
             .fix("check the Windows AMD Software (Adrenalin) driver against AMD's ROCm-on-WSL compatibility table");
     }
     let Some(os) = &cx.facts.os else {
-        return Finding::new(ID, AREA, Status::Skip, format!("kernel {}: the distribution is unknown, and kernels are listed per distribution", k.release));
+        return Finding::new(
+            ID,
+            AREA,
+            Status::Skip,
+            format!(
+                "kernel {}: the distribution is unknown, and kernels are listed per distribution",
+                k.release
+            ),
+        );
     };
     let code = codename(cx);
     let d = match match_distro(r, os, code.as_deref()) {
@@ -178,8 +235,19 @@ fn check_kernel(cx: &Context) -> Finding {
         _ => return Finding::new(ID, AREA, Status::Skip, format!("kernel {}: {} is not listed for ROCm {}, so no kernel list applies (see os.rocm-supported)", k.release, os_name(os), r.version)),
     };
     if let Some(ks) = d.kernels.iter().find(|ks| ks.series == k.series) {
-        let kind = kernel_list(&DistroSupport { kernels: vec![ks.clone()], ..d.clone() });
-        return Finding::new(ID, AREA, Status::Pass, format!("kernel {} ({kind}) is supported on {} {} by ROCm {}", k.release, d.id, d.version, r.version));
+        let kind = kernel_list(&DistroSupport {
+            kernels: vec![ks.clone()],
+            ..d.clone()
+        });
+        return Finding::new(
+            ID,
+            AREA,
+            Status::Pass,
+            format!(
+                "kernel {} ({kind}) is supported on {} {} by ROCm {}",
+                k.release, d.id, d.version, r.version
+            ),
+        );
     }
     let others = releases_supporting(cx.matrices, os, code.as_deref(), Some(&k.series));
     let mut f = Finding::new(ID, AREA, Status::Fail, format!("kernel {} ({} series) is not supported on {} {} by ROCm {} (supported: {})", k.release, k.series, d.id, d.version, r.version, kernel_list(d)))

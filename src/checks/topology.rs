@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 const AREA: &str = "topology";
 
 pub(super) fn check(cx: &Context) -> Vec<Finding> {
-    let mut out: Vec<Finding> = cx.facts.gpus.iter().map(|g| pcie(g)).collect();
+    let mut out: Vec<Finding> = cx.facts.gpus.iter().map(pcie).collect();
     out.push(numa(cx));
     out
 }
@@ -16,10 +16,27 @@ fn pcie(g: &crate::host::Gpu) -> Finding {
     let label = gpu_label(g);
     let sub = g.pci_address.clone();
     let Some(l) = &g.pcie else {
-        return Finding::new(ID, AREA, Status::Skip, format!("{label}: no PCIe link information in sysfs")).subject(sub);
+        return Finding::new(
+            ID,
+            AREA,
+            Status::Skip,
+            format!("{label}: no PCIe link information in sysfs"),
+        )
+        .subject(sub);
     };
-    let (Some(cs), Some(cw), Some(ms), Some(mw)) = (l.current_speed_gts, l.current_width, l.max_speed_gts, l.max_width) else {
-        return Finding::new(ID, AREA, Status::Skip, format!("{label}: PCIe link speed or width unreadable")).subject(sub);
+    let (Some(cs), Some(cw), Some(ms), Some(mw)) = (
+        l.current_speed_gts,
+        l.current_width,
+        l.max_speed_gts,
+        l.max_width,
+    ) else {
+        return Finding::new(
+            ID,
+            AREA,
+            Status::Skip,
+            format!("{label}: PCIe link speed or width unreadable"),
+        )
+        .subject(sub);
     };
     let now = format!("{cs} GT/s x{cw}");
     let max = format!("{ms} GT/s x{mw}");
@@ -35,7 +52,13 @@ fn pcie(g: &crate::host::Gpu) -> Finding {
             .detail("GPUs lower the link speed when idle to save power: recheck under load before acting")
             .fix("check under load with `sudo lspci -vv -s <bdf> | grep LnkSta`; if it stays low, check the slot generation and BIOS settings");
     }
-    Finding::new(ID, AREA, Status::Pass, format!("{label}: PCIe {now} (full speed)")).subject(sub)
+    Finding::new(
+        ID,
+        AREA,
+        Status::Pass,
+        format!("{label}: PCIe {now} (full speed)"),
+    )
+    .subject(sub)
 }
 
 fn numa(cx: &Context) -> Finding {
@@ -52,13 +75,35 @@ fn numa(cx: &Context) -> Finding {
         }
     }
     if by_node.is_empty() {
-        return Finding::new(ID, AREA, Status::Skip, "the platform reports no NUMA node for the GPUs (single node)");
+        return Finding::new(
+            ID,
+            AREA,
+            Status::Skip,
+            "the platform reports no NUMA node for the GPUs (single node)",
+        );
     }
     if by_node.len() == 1 && unknown == 0 {
         let n = by_node.keys().next().copied().unwrap_or(0);
-        return Finding::new(ID, AREA, Status::Pass, format!("all {} GPUs sit on NUMA node {n}", cx.facts.gpus.len()));
+        return Finding::new(
+            ID,
+            AREA,
+            Status::Pass,
+            format!("all {} GPUs sit on NUMA node {n}", cx.facts.gpus.len()),
+        );
     }
-    let text = by_node.iter().map(|(n, gs)| format!("node {n}: GPU {}", gs.iter().map(|g| g.to_string()).collect::<Vec<_>>().join(","))).collect::<Vec<_>>().join("; ");
+    let text = by_node
+        .iter()
+        .map(|(n, gs)| {
+            format!(
+                "node {n}: GPU {}",
+                gs.iter()
+                    .map(|g| g.to_string())
+                    .collect::<Vec<_>>()
+                    .join(",")
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("; ");
     Finding::new(ID, AREA, Status::Warn, format!("GPUs are split across {} NUMA nodes ({text})", by_node.len()))
         .detail("traffic between a GPU and memory or GPUs on the other socket crosses the inter-socket link; the table above shows where each GPU sits")
         .fix("pin each worker to its GPU's node, e.g. `numactl --cpunodebind=<node> --membind=<node>`, and keep collective groups within a node where possible")

@@ -25,12 +25,29 @@ fn rocm(cx: &Context) -> Finding {
         return Finding::new(ID, AREA, Status::Warn, format!("ROCm installs found ({}) but /opt/rocm points at none of them", installs.iter().map(|i| i.path.as_str()).collect::<Vec<_>>().join(", ")))
             .fix("point /opt/rocm at the install to use (update-alternatives --config rocm on newer releases)");
     };
-    let all = installs.iter().map(|i| format!("{} ({})", i.version, i.path)).collect::<Vec<_>>().join(", ");
+    let all = installs
+        .iter()
+        .map(|i| format!("{} ({})", i.version, i.path))
+        .collect::<Vec<_>>()
+        .join(", ");
     let Ok(v) = primary.version.parse::<Version>() else {
-        return Finding::new(ID, AREA, Status::Warn, format!("ROCm at {} reports version `{}`", primary.path, primary.version));
+        return Finding::new(
+            ID,
+            AREA,
+            Status::Warn,
+            format!(
+                "ROCm at {} reports version `{}`",
+                primary.path, primary.version
+            ),
+        );
     };
     if v == r.version {
-        let mut f = Finding::new(ID, AREA, Status::Pass, format!("ROCm {v} is installed at {}", primary.path));
+        let mut f = Finding::new(
+            ID,
+            AREA,
+            Status::Pass,
+            format!("ROCm {v} is installed at {}", primary.path),
+        );
         if installs.len() > 1 {
             f = f.detail(format!("side by side: {all}"));
         }
@@ -48,17 +65,52 @@ fn cuda(cx: &Context) -> Finding {
         if cx.facts.nvidia_gpus().next().is_none() {
             return Finding::new(ID, AREA, Status::Skip, "no NVIDIA GPU and no CUDA toolkit");
         }
-        return Finding::new(ID, AREA, Status::Skip, "no CUDA toolkit under /usr/local/cuda* (containers bring their own)");
+        return Finding::new(
+            ID,
+            AREA,
+            Status::Skip,
+            "no CUDA toolkit under /usr/local/cuda* (containers bring their own)",
+        );
     };
-    let Some(driver) = cx.facts.nvidia_driver.as_ref().and_then(|d| d.version.parse::<DriverVersion>().ok()) else {
-        return Finding::new(ID, AREA, Status::Warn, format!("CUDA {} is installed at {} but no NVIDIA driver is loaded", c.version, c.path));
+    let Some(driver) = cx
+        .facts
+        .nvidia_driver
+        .as_ref()
+        .and_then(|d| d.version.parse::<DriverVersion>().ok())
+    else {
+        return Finding::new(
+            ID,
+            AREA,
+            Status::Warn,
+            format!(
+                "CUDA {} is installed at {} but no NVIDIA driver is loaded",
+                c.version, c.path
+            ),
+        );
     };
     let short = c.version.split('.').take(2).collect::<Vec<_>>().join(".");
-    let Some(rel) = cx.matrices.cuda_release(&c.version).or_else(|| cx.matrices.cuda_release(&short)) else {
-        return Finding::new(ID, AREA, Status::Skip, format!("CUDA {} at {} is not in cuda.yaml", c.version, c.path));
+    let Some(rel) = cx
+        .matrices
+        .cuda_release(&c.version)
+        .or_else(|| cx.matrices.cuda_release(&short))
+    else {
+        return Finding::new(
+            ID,
+            AREA,
+            Status::Skip,
+            format!("CUDA {} at {} is not in cuda.yaml", c.version, c.path),
+        );
     };
     if driver >= rel.min_driver_linux {
-        Finding::new(ID, AREA, Status::Pass, format!("CUDA {} at {} runs on driver {driver} (needs ≥ {})", c.version, c.path, rel.min_driver_linux))
+        Finding::new(
+            ID,
+            AREA,
+            Status::Pass,
+            format!(
+                "CUDA {} at {} runs on driver {driver} (needs ≥ {})",
+                c.version, c.path, rel.min_driver_linux
+            ),
+        )
     } else {
         Finding::new(ID, AREA, Status::Warn, format!("CUDA {} at {} needs driver ≥ {}; driver {driver} runs it only through minor-version compatibility", c.version, c.path, rel.min_driver_linux))
             .fix(format!("upgrade the driver to ≥ {}", rel.min_driver_linux))

@@ -8,4 +8,6 @@ mod session;
 pub use facts::*;
 pub use probe::{probe, ProbeOptions, GPU_ENV, TOOLS};
 pub use root::{HostRoot, ReadError};
-pub use session::{Identity, LiveSession, NodeMeta, RecordedSession, Session, ToolRun, RECORDED_FILE};
+pub use session::{
+    Identity, LiveSession, NodeMeta, RecordedSession, Session, ToolRun, RECORDED_FILE,
+};

@@ -17,7 +17,14 @@ pub struct ProbeOptions {
 
 /// Tools whose presence on PATH the report shows.
 pub const TOOLS: [&str; 8] = [
-    "rocminfo", "rocm-smi", "amd-smi", "nvidia-smi", "hipcc", "nvcc", "docker", "podman",
+    "rocminfo",
+    "rocm-smi",
+    "amd-smi",
+    "nvidia-smi",
+    "hipcc",
+    "nvcc",
+    "docker",
+    "podman",
 ];
 
 /// Environment variables that change which GPUs a framework uses and how.
@@ -39,9 +46,18 @@ pub const GPU_ENV: [&str; 12] = [
 const DEFAULT_PATH: &str = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 
 /// Probes the host.
-pub fn probe(root: &HostRoot, session: &dyn Session, m: &Matrices, opts: &ProbeOptions) -> HostFacts {
+pub fn probe(
+    root: &HostRoot,
+    session: &dyn Session,
+    m: &Matrices,
+    opts: &ProbeOptions,
+) -> HostFacts {
     let mut f = HostFacts {
-        mode: if root.is_live() { "live".into() } else { "sysroot".into() },
+        mode: if root.is_live() {
+            "live".into()
+        } else {
+            "sysroot".into()
+        },
         ..HostFacts::default()
     };
     let env = session.env();
@@ -61,10 +77,16 @@ pub fn probe(root: &HostRoot, session: &dyn Session, m: &Matrices, opts: &ProbeO
     probe_system(root, &mut f);
     f.env = env
         .iter()
-        .filter(|(k, _)| GPU_ENV.contains(&k.as_str()) || k.starts_with("HSA_OVERRIDE_GFX_VERSION_"))
+        .filter(|(k, _)| {
+            GPU_ENV.contains(&k.as_str()) || k.starts_with("HSA_OVERRIDE_GFX_VERSION_")
+        })
         .map(|(k, v)| (k.clone(), v.clone()))
         .collect();
-    f.wsl = f.kernel.as_ref().is_some_and(|k| k.release.contains("microsoft")) || root.exists("/dev/dxg");
+    f.wsl = f
+        .kernel
+        .as_ref()
+        .is_some_and(|k| k.release.contains("microsoft"))
+        || root.exists("/dev/dxg");
     probe_container_config(root, &mut f);
     if opts.deep {
         probe_tools_output(session, &mut f);
@@ -145,13 +167,17 @@ fn probe_pci(root: &HostRoot, f: &mut HostFacts) {
     };
     for bdf in devices {
         let dir = format!("{base}/{bdf}");
-        let Some(class) = root.read_value(&format!("{dir}/class")).ok() else { continue };
+        let Some(class) = root.read_value(&format!("{dir}/class")).ok() else {
+            continue;
+        };
         // Display controllers (0x03xx: VGA, 3D, other) and processing accelerators (0x12xx: Instinct MI300).
         let class = class.trim_start_matches("0x");
         if !(class.starts_with("03") || class.starts_with("12")) {
             continue;
         }
-        let Some(vendor) = hex_id(root, &format!("{dir}/vendor")).and_then(Vendor::from_pci) else { continue };
+        let Some(vendor) = hex_id(root, &format!("{dir}/vendor")).and_then(Vendor::from_pci) else {
+            continue;
+        };
         let device_id = match hex_id(root, &format!("{dir}/device")) {
             Some(d) => format!("0x{d:04x}"),
             None => {
@@ -159,13 +185,21 @@ fn probe_pci(root: &HostRoot, f: &mut HostFacts) {
                 continue;
             }
         };
-        let read_u64 = |name: &str| root.read_value(&format!("{dir}/{name}")).ok().and_then(|v| v.parse::<u64>().ok());
+        let read_u64 = |name: &str| {
+            root.read_value(&format!("{dir}/{name}"))
+                .ok()
+                .and_then(|v| v.parse::<u64>().ok())
+        };
         let numa_node = root
             .read_value(&format!("{dir}/numa_node"))
             .ok()
             .and_then(|v| v.parse::<i64>().ok())
             .filter(|n| *n >= 0 && *n < 4096);
-        let speed = |name: &str| root.read_value(&format!("{dir}/{name}")).ok().and_then(|v| link_speed(&v));
+        let speed = |name: &str| {
+            root.read_value(&format!("{dir}/{name}"))
+                .ok()
+                .and_then(|v| link_speed(&v))
+        };
         let width = |name: &str| {
             root.read_value(&format!("{dir}/{name}"))
                 .ok()
@@ -178,7 +212,8 @@ fn probe_pci(root: &HostRoot, f: &mut HostFacts) {
             max_speed_gts: speed("max_link_speed"),
             max_width: width("max_link_width"),
         };
-        let pcie = (pcie.current_speed_gts.is_some() || pcie.current_width.is_some()).then_some(pcie);
+        let pcie =
+            (pcie.current_speed_gts.is_some() || pcie.current_width.is_some()).then_some(pcie);
         let driver = root.link_name(&format!("{dir}/driver")).ok();
         let mut gpu = Gpu {
             vendor,
@@ -198,7 +233,8 @@ fn probe_pci(root: &HostRoot, f: &mut HostFacts) {
         };
         if vendor == Vendor::Amd {
             gpu.vram_bytes = read_u64("mem_info_vram_total");
-            let discrete_marker = root.exists(&format!("{dir}/mem_info_vram_vendor")) || root.exists(&format!("{dir}/board_info"));
+            let discrete_marker = root.exists(&format!("{dir}/mem_info_vram_vendor"))
+                || root.exists(&format!("{dir}/board_info"));
             let gtt = read_u64("mem_info_gtt_total");
             gpu.integrated = if discrete_marker {
                 Some(false)
@@ -251,16 +287,23 @@ fn probe_kfd(root: &HostRoot, f: &mut HostFacts) {
             .drm_render_minor()
             .filter(|m| *m >= 128 && *m < 1024)
             .map(|m| format!("/dev/dri/renderD{m}"));
-        let existing = bdf.as_ref().and_then(|b| f.gpus.iter_mut().position(|g| &g.pci_address == b));
+        let existing = bdf
+            .as_ref()
+            .and_then(|b| f.gpus.iter_mut().position(|g| &g.pci_address == b));
         let idx = match existing {
             Some(i) => i,
             None => {
                 let vendor_ok = node.vendor_id() == Some(0x1002);
-                let (Some(b), true) = (bdf.clone(), vendor_ok) else { continue };
+                let (Some(b), true) = (bdf.clone(), vendor_ok) else {
+                    continue;
+                };
                 f.gpus.push(Gpu {
                     vendor: Vendor::Amd,
                     pci_address: b,
-                    device_id: node.device_id().map(|d| format!("0x{d:04x}")).unwrap_or_default(),
+                    device_id: node
+                        .device_id()
+                        .map(|d| format!("0x{d:04x}"))
+                        .unwrap_or_default(),
                     name: None,
                     gfx: None,
                     gfx_source: None,
@@ -288,10 +331,18 @@ fn probe_kfd(root: &HostRoot, f: &mut HostFacts) {
 }
 
 fn probe_drm(root: &HostRoot, f: &mut HostFacts) {
-    let Ok(names) = root.list("/sys/class/drm") else { return };
+    let Ok(names) = root.list("/sys/class/drm") else {
+        return;
+    };
     for name in names.iter().filter(|n| n.starts_with("renderD")) {
-        let Ok(bdf) = root.link_name(&format!("/sys/class/drm/{name}/device")) else { continue };
-        if let Some(g) = f.gpus.iter_mut().find(|g| g.pci_address == bdf && g.render_node.is_none()) {
+        let Ok(bdf) = root.link_name(&format!("/sys/class/drm/{name}/device")) else {
+            continue;
+        };
+        if let Some(g) = f
+            .gpus
+            .iter_mut()
+            .find(|g| g.pci_address == bdf && g.render_node.is_none())
+        {
             g.render_node = Some(format!("/dev/dri/{name}"));
         }
     }
@@ -299,7 +350,9 @@ fn probe_drm(root: &HostRoot, f: &mut HostFacts) {
 
 fn enrich_gpus(m: &Matrices, f: &mut HostFacts) {
     for g in &mut f.gpus {
-        let Some(model) = m.gpu_by_pci(g.vendor, &g.device_id) else { continue };
+        let Some(model) = m.gpu_by_pci(g.vendor, &g.device_id) else {
+            continue;
+        };
         g.name = Some(model.name.clone());
         match g.vendor {
             Vendor::Nvidia => g.compute_capability = model.compute_capability.clone(),
@@ -353,7 +406,10 @@ fn probe_nvidia(root: &HostRoot, f: &mut HostFacts) {
     }
     if let Ok(v) = root.read_value("/sys/module/nvidia/version") {
         if v.parse::<crate::version::DriverVersion>().is_ok() {
-            f.nvidia_driver = Some(NvidiaDriver { version: v, open: false });
+            f.nvidia_driver = Some(NvidiaDriver {
+                version: v,
+                open: false,
+            });
         }
     }
 }
@@ -371,24 +427,42 @@ fn probe_rocm(root: &HostRoot, f: &mut HostFacts) {
             Ok(v) => {
                 let ver = v.split(['-', '\n']).next().unwrap_or("").trim().to_string();
                 if ver.parse::<crate::version::Version>().is_ok() {
-                    f.rocm_installs.push(RocmInstall { version: ver, path: dir });
+                    f.rocm_installs.push(RocmInstall {
+                        version: ver,
+                        path: dir,
+                    });
                 } else {
-                    f.unavailable(format!("rocm {dir}"), format!("{dir}/.info/version holds `{}`, not a version", v.chars().take(40).collect::<String>()));
+                    f.unavailable(
+                        format!("rocm {dir}"),
+                        format!(
+                            "{dir}/.info/version holds `{}`, not a version",
+                            v.chars().take(40).collect::<String>()
+                        ),
+                    );
                 }
             }
-            Err(e) if root.path(&dir).is_dir() => f.unavailable(format!("rocm {dir}"), e.to_string()),
+            Err(e) if root.path(&dir).is_dir() => {
+                f.unavailable(format!("rocm {dir}"), e.to_string())
+            }
             Err(_) => {}
         }
     }
-    f.rocm_installs.sort_by_key(|r| r.version.parse::<crate::version::Version>().ok());
+    f.rocm_installs
+        .sort_by_key(|r| r.version.parse::<crate::version::Version>().ok());
     f.rocm = match &linked {
-        Some(target) => f.rocm_installs.iter().find(|r| r.path == format!("/opt/{target}")).cloned(),
+        Some(target) => f
+            .rocm_installs
+            .iter()
+            .find(|r| r.path == format!("/opt/{target}"))
+            .cloned(),
         None => f.rocm_installs.last().cloned(),
     };
 }
 
 fn probe_cuda(root: &HostRoot, f: &mut HostFacts) {
-    let Ok(names) = root.list("/usr/local") else { return };
+    let Ok(names) = root.list("/usr/local") else {
+        return;
+    };
     let linked = root.link_name("/usr/local/cuda").ok();
     for name in names.iter().filter(|n| n.starts_with("cuda")) {
         if name == "cuda" && linked.is_some() {
@@ -399,36 +473,63 @@ fn probe_cuda(root: &HostRoot, f: &mut HostFacts) {
             .read_text(&format!("{dir}/version.json"))
             .ok()
             .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
-            .and_then(|v| v.pointer("/cuda/version").and_then(|s| s.as_str()).map(str::to_string))
+            .and_then(|v| {
+                v.pointer("/cuda/version")
+                    .and_then(|s| s.as_str())
+                    .map(str::to_string)
+            })
             .or_else(|| {
                 root.read_value(&format!("{dir}/version.txt"))
                     .ok()
-                    .and_then(|t| t.strip_prefix("CUDA Version ").map(|s| s.trim().to_string()))
+                    .and_then(|t| {
+                        t.strip_prefix("CUDA Version ")
+                            .map(|s| s.trim().to_string())
+                    })
             });
         match version {
-            Some(v) if crate::version::parse_with_parts(&v).is_ok() || v.split('.').count() == 4 => {
-                f.cuda_installs.push(CudaInstall { version: v, path: dir })
+            Some(v)
+                if crate::version::parse_with_parts(&v).is_ok() || v.split('.').count() == 4 =>
+            {
+                f.cuda_installs.push(CudaInstall {
+                    version: v,
+                    path: dir,
+                })
             }
-            _ if root.path(&dir).is_dir() => f.unavailable(format!("cuda {dir}"), "no readable version.json or version.txt"),
+            _ if root.path(&dir).is_dir() => f.unavailable(
+                format!("cuda {dir}"),
+                "no readable version.json or version.txt",
+            ),
             _ => {}
         }
     }
     f.cuda = match &linked {
-        Some(t) => f.cuda_installs.iter().find(|c| c.path == format!("/usr/local/{t}")).cloned(),
+        Some(t) => f
+            .cuda_installs
+            .iter()
+            .find(|c| c.path == format!("/usr/local/{t}"))
+            .cloned(),
         None => f.cuda_installs.last().cloned(),
     };
 }
 
 /// `/etc/group` as (name, gid, members).
 fn read_groups(root: &HostRoot) -> Vec<(String, u32, Vec<String>)> {
-    let Ok(text) = root.read_text("/etc/group") else { return Vec::new() };
+    let Ok(text) = root.read_text("/etc/group") else {
+        return Vec::new();
+    };
     text.lines()
         .filter_map(|l| {
             let mut it = l.split(':');
             let name = it.next()?.to_string();
             let _pw = it.next()?;
             let gid = it.next()?.parse().ok()?;
-            let members = it.next().unwrap_or("").split(',').filter(|s| !s.is_empty()).map(str::to_string).collect();
+            let members = it
+                .next()
+                .unwrap_or("")
+                .split(',')
+                .filter(|s| !s.is_empty())
+                .map(str::to_string)
+                .collect();
             Some((name, gid, members))
         })
         .collect()
@@ -436,7 +537,10 @@ fn read_groups(root: &HostRoot) -> Vec<(String, u32, Vec<String>)> {
 
 fn probe_user(root: &HostRoot, session: &dyn Session, f: &mut HostFacts) {
     let Some(id) = session.identity() else {
-        f.unavailable("user", format!("who runs rocmenv is {}", session.describe()));
+        f.unavailable(
+            "user",
+            format!("who runs rocmenv is {}", session.describe()),
+        );
         return;
     };
     let groups = read_groups(root);
@@ -453,7 +557,12 @@ fn probe_user(root: &HostRoot, session: &dyn Session, f: &mut HostFacts) {
         Some(s) => gids.extend(s.iter().copied()),
         None => {
             if let Some(n) = &name {
-                gids.extend(groups.iter().filter(|(_, _, mem)| mem.contains(n)).map(|(_, g, _)| *g));
+                gids.extend(
+                    groups
+                        .iter()
+                        .filter(|(_, _, mem)| mem.contains(n))
+                        .map(|(_, g, _)| *g),
+                );
             }
         }
     }
@@ -461,7 +570,13 @@ fn probe_user(root: &HostRoot, session: &dyn Session, f: &mut HostFacts) {
     gids.dedup();
     let names = gids
         .iter()
-        .map(|g| groups.iter().find(|(_, gid, _)| gid == g).map(|(n, _, _)| n.clone()).unwrap_or_else(|| g.to_string()))
+        .map(|g| {
+            groups
+                .iter()
+                .find(|(_, gid, _)| gid == g)
+                .map(|(n, _, _)| n.clone())
+                .unwrap_or_else(|| g.to_string())
+        })
         .collect();
     f.user = Some(UserFacts {
         name,
@@ -471,12 +586,22 @@ fn probe_user(root: &HostRoot, session: &dyn Session, f: &mut HostFacts) {
     });
 }
 
-fn node(root: &HostRoot, session: &dyn Session, path: &str, user: Option<&UserFacts>, groups: &[(String, u32, Vec<String>)]) -> Option<DeviceNode> {
+fn node(
+    root: &HostRoot,
+    session: &dyn Session,
+    path: &str,
+    user: Option<&UserFacts>,
+    groups: &[(String, u32, Vec<String>)],
+) -> Option<DeviceNode> {
     if !root.exists(path) {
         return None;
     }
     let live_path = root.path(path);
-    let meta = session.node_meta(if root.is_live() { live_path.to_str().unwrap_or(path) } else { path });
+    let meta = session.node_meta(if root.is_live() {
+        live_path.to_str().unwrap_or(path)
+    } else {
+        path
+    });
     let accessible = match (meta, user) {
         (_, Some(u)) if u.uid == 0 => Some(true),
         (Some(m), Some(u)) => {
@@ -495,7 +620,12 @@ fn node(root: &HostRoot, session: &dyn Session, path: &str, user: Option<&UserFa
         path: path.to_string(),
         mode: meta.map(|m| format!("{:04o}", m.mode)),
         gid: meta.map(|m| m.gid),
-        group: meta.and_then(|m| groups.iter().find(|(_, g, _)| *g == m.gid).map(|(n, _, _)| n.clone())),
+        group: meta.and_then(|m| {
+            groups
+                .iter()
+                .find(|(_, g, _)| *g == m.gid)
+                .map(|(n, _, _)| n.clone())
+        }),
         accessible,
     })
 }
@@ -506,13 +636,24 @@ fn probe_nodes(root: &HostRoot, session: &dyn Session, f: &mut HostFacts) {
     f.device_nodes.kfd = node(root, session, "/dev/kfd", user.as_ref(), &groups);
     if let Ok(names) = root.list("/dev/dri") {
         for n in names.iter().filter(|n| n.starts_with("renderD")) {
-            if let Some(d) = node(root, session, &format!("/dev/dri/{n}"), user.as_ref(), &groups) {
+            if let Some(d) = node(
+                root,
+                session,
+                &format!("/dev/dri/{n}"),
+                user.as_ref(),
+                &groups,
+            ) {
                 f.device_nodes.render.push(d);
             }
         }
     }
     if let Ok(names) = root.list("/dev") {
-        for n in names.iter().filter(|n| *n == "nvidiactl" || (n.starts_with("nvidia") && n[6..].bytes().all(|b| b.is_ascii_digit()) && n.len() > 6)) {
+        for n in names.iter().filter(|n| {
+            *n == "nvidiactl"
+                || (n.starts_with("nvidia")
+                    && n[6..].bytes().all(|b| b.is_ascii_digit())
+                    && n.len() > 6)
+        }) {
             if let Some(d) = node(root, session, &format!("/dev/{n}"), user.as_ref(), &groups) {
                 f.device_nodes.nvidia.push(d);
             }
@@ -525,11 +666,14 @@ fn probe_tools(root: &HostRoot, env: &BTreeMap<String, String>, f: &mut HostFact
     use std::os::unix::fs::PermissionsExt;
     let path = env.get("PATH").map(String::as_str).unwrap_or(DEFAULT_PATH);
     for tool in TOOLS {
-        let found = path.split(':').filter(|d| d.starts_with('/')).find_map(|d| {
-            let host_path = format!("{}/{tool}", d.trim_end_matches('/'));
-            let m = root.metadata(&host_path).ok()?;
-            (m.is_file() && m.permissions().mode() & 0o111 != 0).then_some(host_path)
-        });
+        let found = path
+            .split(':')
+            .filter(|d| d.starts_with('/'))
+            .find_map(|d| {
+                let host_path = format!("{}/{tool}", d.trim_end_matches('/'));
+                let m = root.metadata(&host_path).ok()?;
+                (m.is_file() && m.permissions().mode() & 0o111 != 0).then_some(host_path)
+            });
         f.tools.insert(tool.to_string(), found);
     }
 }
@@ -541,7 +685,11 @@ fn probe_system(root: &HostRoot, f: &mut HostFacts) {
         sys.refresh_cpu_list(sysinfo::CpuRefreshKind::nothing());
         f.memory_bytes = Some(sys.total_memory()).filter(|m| *m > 0);
         f.cpu = Some(CpuFacts {
-            model: sys.cpus().first().map(|c| c.brand().trim().to_string()).filter(|s| !s.is_empty()),
+            model: sys
+                .cpus()
+                .first()
+                .map(|c| c.brand().trim().to_string())
+                .filter(|s| !s.is_empty()),
             logical_cores: sys.cpus().len(),
         });
         return;
@@ -563,7 +711,10 @@ fn probe_system(root: &HostRoot, f: &mut HostFacts) {
                 let (k, v) = l.split_once(':')?;
                 (k.trim() == "model name").then(|| v.trim().to_string())
             });
-            f.cpu = Some(CpuFacts { model, logical_cores: cores });
+            f.cpu = Some(CpuFacts {
+                model,
+                logical_cores: cores,
+            });
         }
         Err(e) => f.unavailable("cpu", e.to_string()),
     }
@@ -576,14 +727,23 @@ fn probe_container_config(root: &HostRoot, f: &mut HostFacts) {
                 if let Some(r) = v.get("runtimes").and_then(|r| r.as_object()) {
                     f.container.docker_runtimes = r.keys().cloned().collect();
                 }
-                f.container.docker_default_runtime = v.get("default-runtime").and_then(|s| s.as_str()).map(str::to_string);
+                f.container.docker_default_runtime = v
+                    .get("default-runtime")
+                    .and_then(|s| s.as_str())
+                    .map(str::to_string);
             }
-            Err(e) => f.unavailable("docker daemon.json", format!("/etc/docker/daemon.json is not JSON: {e}")),
+            Err(e) => f.unavailable(
+                "docker daemon.json",
+                format!("/etc/docker/daemon.json is not JSON: {e}"),
+            ),
         }
     }
     for dir in ["/etc/cdi", "/var/run/cdi"] {
         let Ok(names) = root.list(dir) else { continue };
-        for n in names.iter().filter(|n| n.ends_with(".yaml") || n.ends_with(".json")) {
+        for n in names
+            .iter()
+            .filter(|n| n.ends_with(".yaml") || n.ends_with(".json"))
+        {
             let path = format!("{dir}/{n}");
             let kind = root.read_text(&path).ok().and_then(|t| cdi_kind(&t));
             f.container.cdi_specs.push(CdiSpec { path, kind });
@@ -606,12 +766,26 @@ fn probe_tools_output(session: &dyn Session, f: &mut HostFacts) {
             ToolRun::Output { text, outcome } => {
                 let r = parse::rocminfo::parse_rocminfo(&text);
                 ToolEvidence {
-                    devices: r.info.agents.iter().filter(|a| a.device_type.as_deref() == Some("GPU")).map(|a| a.gfx.map(|g: GfxTarget| g.to_string()).unwrap_or_else(|| a.name.clone())).collect(),
+                    devices: r
+                        .info
+                        .agents
+                        .iter()
+                        .filter(|a| a.device_type.as_deref() == Some("GPU"))
+                        .map(|a| {
+                            a.gfx
+                                .map(|g: GfxTarget| g.to_string())
+                                .unwrap_or_else(|| a.name.clone())
+                        })
+                        .collect(),
                     errors: r.errors.iter().filter_map(rocminfo_error_text).collect(),
                     outcome,
                 }
             }
-            ToolRun::NotRun(why) => ToolEvidence { devices: vec![], errors: vec![], outcome: why },
+            ToolRun::NotRun(why) => ToolEvidence {
+                devices: vec![],
+                errors: vec![],
+                outcome: why,
+            },
         });
     }
     let smi_path = path_of(f, "nvidia-smi");
@@ -620,9 +794,17 @@ fn probe_tools_output(session: &dyn Session, f: &mut HostFacts) {
         f.evidence.nvidia_smi = Some(match run {
             ToolRun::Output { text, outcome } => {
                 let (devices, errors) = nvidia_smi_summary(&text);
-                ToolEvidence { devices, errors, outcome }
+                ToolEvidence {
+                    devices,
+                    errors,
+                    outcome,
+                }
             }
-            ToolRun::NotRun(why) => ToolEvidence { devices: vec![], errors: vec![], outcome: why },
+            ToolRun::NotRun(why) => ToolEvidence {
+                devices: vec![],
+                errors: vec![],
+                outcome: why,
+            },
         });
     }
 }
@@ -648,14 +830,22 @@ fn nvidia_smi_summary(text: &str) -> (Vec<String>, Vec<String>) {
     let errors = match nvidia_smi_error(text) {
         Some(E::DriverLibraryMismatch { nvml_version }) => vec![format!(
             "NVML driver/library version mismatch{}",
-            nvml_version.map(|v| format!(" (library {v})")).unwrap_or_default()
+            nvml_version
+                .map(|v| format!(" (library {v})"))
+                .unwrap_or_default()
         )],
-        Some(E::CannotCommunicate) => vec!["nvidia-smi couldn't communicate with the NVIDIA driver".into()],
+        Some(E::CannotCommunicate) => {
+            vec!["nvidia-smi couldn't communicate with the NVIDIA driver".into()]
+        }
         Some(E::NotFound) => vec!["nvidia-smi is not installed".into()],
         Some(E::Other(t)) => vec![t.chars().take(200).collect()],
         None => vec![],
     };
-    let devices = parse_nvidia_smi(text).gpus.into_iter().map(|g| g.name).collect();
+    let devices = parse_nvidia_smi(text)
+        .gpus
+        .into_iter()
+        .map(|g| g.name)
+        .collect();
     (devices, errors)
 }
 

@@ -50,7 +50,9 @@ impl HostRoot {
             Ok(m) if m.is_dir() => {}
             Ok(_) => return Err(bad("is not a directory")),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                return Err(bad("does not exist (give a directory that mirrors /, e.g. a captured host tree)"))
+                return Err(bad(
+                    "does not exist (give a directory that mirrors /, e.g. a captured host tree)",
+                ))
             }
             Err(e) => return Err(bad(&format!("cannot be read: {e}"))),
         }

@@ -256,7 +256,9 @@ impl Session for RecordedSession {
 
     fn run_tool(&self, tool: &str, _path: &str) -> ToolRun {
         let Some(file) = self.recorded.as_ref().and_then(|r| r.tools.get(tool)) else {
-            return ToolRun::NotRun(format!("{tool} is not run under --sysroot and the tree has no recorded output"));
+            return ToolRun::NotRun(format!(
+                "{tool} is not run under --sysroot and the tree has no recorded output"
+            ));
         };
         if file.contains("..") || file.starts_with('/') {
             return ToolRun::NotRun(format!("recorded output path `{file}` leaves .rocmenv/"));

@@ -59,7 +59,11 @@ fn link(g: &Gpu) -> String {
         (None, Some(w)) => format!("x{w}"),
         (None, None) => "?".into(),
     };
-    format!("{} / {}", fmt(l.current_speed_gts, l.current_width), fmt(l.max_speed_gts, l.max_width))
+    format!(
+        "{} / {}",
+        fmt(l.current_speed_gts, l.current_width),
+        fmt(l.max_speed_gts, l.max_width)
+    )
 }
 
 fn gpu_table(r: &DoctorReport, out: &mut dyn Write) -> std::io::Result<()> {
@@ -71,17 +75,41 @@ fn gpu_table(r: &DoctorReport, out: &mut dyn Write) -> std::io::Result<()> {
         .map(|(i, g)| {
             [
                 i.to_string(),
-                g.name.clone().unwrap_or_else(|| format!("unknown {}", g.device_id)) + if g.integrated == Some(true) { " (iGPU)" } else { "" },
+                g.name
+                    .clone()
+                    .unwrap_or_else(|| format!("unknown {}", g.device_id))
+                    + if g.integrated == Some(true) {
+                        " (iGPU)"
+                    } else {
+                        ""
+                    },
                 g.pci_address.clone(),
-                g.gfx.clone().or(g.compute_capability.clone().map(|c| format!("sm {c}"))).unwrap_or_else(|| "-".into()),
+                g.gfx
+                    .clone()
+                    .or(g.compute_capability.clone().map(|c| format!("sm {c}")))
+                    .unwrap_or_else(|| "-".into()),
                 g.vram_bytes.map(gib).unwrap_or_else(|| "-".into()),
-                g.numa_node.map(|n| n.to_string()).unwrap_or_else(|| "-".into()),
+                g.numa_node
+                    .map(|n| n.to_string())
+                    .unwrap_or_else(|| "-".into()),
                 link(g),
-                g.render_node.clone().map(|p| p.trim_start_matches("/dev/dri/").to_string()).unwrap_or_else(|| "-".into()),
+                g.render_node
+                    .clone()
+                    .map(|p| p.trim_start_matches("/dev/dri/").to_string())
+                    .unwrap_or_else(|| "-".into()),
             ]
         })
         .collect();
-    let head = ["#", "GPU", "PCI", "target", "VRAM", "NUMA", "PCIe now / max", "render"];
+    let head = [
+        "#",
+        "GPU",
+        "PCI",
+        "target",
+        "VRAM",
+        "NUMA",
+        "PCIe now / max",
+        "render",
+    ];
     let mut w = head.map(|h| h.chars().count());
     for row in &rows {
         for (i, c) in row.iter().enumerate() {
@@ -136,13 +164,44 @@ fn finding(f: &Finding, style: Style, out: &mut dyn Write) -> std::io::Result<()
 /// Writes the human report.
 pub fn render_human(r: &DoctorReport, style: Style, out: &mut dyn Write) -> std::io::Result<()> {
     let f = &r.facts;
-    let where_ = if f.mode == "live" { "this host".to_string() } else { format!("host tree {}", r.root) };
-    writeln!(out, "rocmenv doctor: {where_}, checked against {} ({})", if r.target_label.is_empty() { "nothing" } else { &r.target_label }, r.target_why)?;
-    let os = f.os.as_ref().and_then(|o| o.pretty_name.clone()).unwrap_or_else(|| "unknown OS".into());
-    let kernel = f.kernel.as_ref().map(|k| k.release.clone()).unwrap_or_else(|| "unknown kernel".into());
-    let cpu = f.cpu.as_ref().map(|c| format!(", {} CPUs", c.logical_cores)).unwrap_or_default();
-    let mem = f.memory_bytes.map(|m| format!(", {} RAM", gib(m))).unwrap_or_default();
-    writeln!(out, "{os}, kernel {kernel}{cpu}{mem}{}", if f.wsl { " (WSL2)" } else { "" })?;
+    let where_ = if f.mode == "live" {
+        "this host".to_string()
+    } else {
+        format!("host tree {}", r.root)
+    };
+    writeln!(
+        out,
+        "rocmenv doctor: {where_}, checked against {} ({})",
+        if r.target_label.is_empty() {
+            "nothing"
+        } else {
+            &r.target_label
+        },
+        r.target_why
+    )?;
+    let os =
+        f.os.as_ref()
+            .and_then(|o| o.pretty_name.clone())
+            .unwrap_or_else(|| "unknown OS".into());
+    let kernel = f
+        .kernel
+        .as_ref()
+        .map(|k| k.release.clone())
+        .unwrap_or_else(|| "unknown kernel".into());
+    let cpu = f
+        .cpu
+        .as_ref()
+        .map(|c| format!(", {} CPUs", c.logical_cores))
+        .unwrap_or_default();
+    let mem = f
+        .memory_bytes
+        .map(|m| format!(", {} RAM", gib(m)))
+        .unwrap_or_default();
+    writeln!(
+        out,
+        "{os}, kernel {kernel}{cpu}{mem}{}",
+        if f.wsl { " (WSL2)" } else { "" }
+    )?;
     if !f.gpus.is_empty() {
         writeln!(out)?;
         gpu_table(r, out)?;
@@ -167,5 +226,9 @@ pub fn render_human(r: &DoctorReport, style: Style, out: &mut dyn Write) -> std:
     }
     let s = r.summary;
     writeln!(out)?;
-    writeln!(out, "{} passed, {} warnings, {} failed, {} skipped", s.pass, s.warn, s.fail, s.skip)
+    writeln!(
+        out,
+        "{} passed, {} warnings, {} failed, {} skipped",
+        s.pass, s.warn, s.fail, s.skip
+    )
 }
