@@ -21,5 +21,11 @@ fn doctor_8_gpus(c: &mut Criterion) {
     });
 }
 
-criterion_group!(benches, doctor_8_gpus);
+fn matrices_load(c: &mut Criterion) {
+    c.bench_function("embedded matrices: parse + validate", |b| {
+        b.iter(|| rocmenv::matrix::Matrices::embedded().expect("valid"))
+    });
+}
+
+criterion_group!(benches, doctor_8_gpus, matrices_load);
 criterion_main!(benches);

@@ -93,19 +93,29 @@ impl<'m> Target<'m> {
     }
 }
 
+/// Up to five valid values closest to `spec`, in order.
 fn nearest(spec: &str, all: &[String]) -> String {
-    let major = spec.split('.').next().unwrap_or("");
-    let mut near: Vec<&String> = all
+    let key = |v: &str| -> Option<i64> {
+        let (v, _) = crate::version::parse_with_parts(v).ok()?;
+        Some((v.major() as i64 * 1000 + v.minor() as i64) * 1000 + v.patch() as i64)
+    };
+    let Some(want) = key(spec) else {
+        return all
+            .iter()
+            .rev()
+            .take(5)
+            .cloned()
+            .collect::<Vec<_>>()
+            .join(", ");
+    };
+    let mut scored: Vec<(i64, &String)> = all
         .iter()
-        .filter(|v| v.split('.').next() == Some(major))
+        .filter_map(|v| Some(((key(v)? - want).abs(), v)))
         .collect();
-    if near.is_empty() {
-        near = all.iter().rev().take(5).collect();
-    }
-    near.iter()
-        .map(|s| s.as_str())
-        .collect::<Vec<_>>()
-        .join(", ")
+    scored.sort();
+    let mut pick: Vec<&String> = scored.into_iter().take(5).map(|(_, v)| v).collect();
+    pick.sort_by_key(|v| key(v));
+    pick.into_iter().cloned().collect::<Vec<_>>().join(", ")
 }
 
 /// Looks a target up, or picks the newest release that fits the detected GPUs.
