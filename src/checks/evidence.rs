@@ -9,7 +9,7 @@ pub(super) fn check(cx: &Context) -> Vec<Finding> {
     if !cx.deep {
         return vec![];
     }
-    vec![rocminfo(cx), nvidia_smi(cx)]
+    vec![rocminfo(cx), rocm_smi(cx), nvidia_smi(cx)]
 }
 
 fn rocminfo(cx: &Context) -> Finding {
@@ -31,6 +31,23 @@ fn rocminfo(cx: &Context) -> Finding {
         return Finding::new(ID, AREA, Status::Skip, e.outcome.clone());
     }
     compare(ID, "rocminfo", e, cx.facts.amd_gpus().count(), rocminfo_fix)
+}
+
+fn rocm_smi(cx: &Context) -> Finding {
+    const ID: &str = "tools.rocm-smi";
+    let Some(e) = &cx.facts.evidence.rocm_smi else {
+        return Finding::new(ID, AREA, Status::Skip, "rocm-smi is not installed");
+    };
+    if e.outcome.starts_with("timed out") {
+        return Finding::new(ID, AREA, Status::Fail, format!("rocm-smi {}", e.outcome))
+            .fix("check `sudo dmesg | grep -i amdgpu`; a reboot clears a wedged GPU");
+    }
+    if !e.outcome.starts_with("exit") && e.outcome != "recorded" {
+        return Finding::new(ID, AREA, Status::Skip, e.outcome.clone());
+    }
+    compare(ID, "rocm-smi", e, cx.facts.amd_gpus().count(), |_| {
+        "run rocm-smi by hand and read its first error; check that amdgpu is loaded"
+    })
 }
 
 fn rocminfo_fix(err: &str) -> &'static str {

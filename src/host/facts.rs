@@ -278,6 +278,8 @@ pub struct CdiSpec {
 pub struct Evidence {
     /// `rocminfo`.
     pub rocminfo: Option<ToolEvidence>,
+    /// `rocm-smi` (its default concise table).
+    pub rocm_smi: Option<ToolEvidence>,
     /// `nvidia-smi`.
     pub nvidia_smi: Option<ToolEvidence>,
 }

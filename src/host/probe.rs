@@ -788,6 +788,42 @@ fn probe_tools_output(session: &dyn Session, f: &mut HostFacts) {
             },
         });
     }
+    if let Some(path) = path_of(f, "rocm-smi") {
+        f.evidence.rocm_smi = Some(match session.run_tool("rocm-smi", &path) {
+            ToolRun::Output { text, outcome } => {
+                let rows = parse::rocm_smi::parse_rocm_smi_concise(&text);
+                let errors =
+                    if rows.is_empty() && !outcome.starts_with("exit 0") && outcome != "recorded" {
+                        vec![text
+                            .lines()
+                            .find(|l| !l.trim().is_empty())
+                            .unwrap_or("no output")
+                            .chars()
+                            .take(200)
+                            .collect()]
+                    } else {
+                        vec![]
+                    };
+                ToolEvidence {
+                    devices: rows
+                        .iter()
+                        .map(|r| {
+                            r.name
+                                .clone()
+                                .unwrap_or_else(|| format!("GPU[{}]", r.device))
+                        })
+                        .collect(),
+                    errors,
+                    outcome,
+                }
+            }
+            ToolRun::NotRun(why) => ToolEvidence {
+                devices: vec![],
+                errors: vec![],
+                outcome: why,
+            },
+        });
+    }
     let smi_path = path_of(f, "nvidia-smi");
     if smi_path.is_some() || f.nvidia_gpus().next().is_some() {
         let run = session.run_tool("nvidia-smi", smi_path.as_deref().unwrap_or("nvidia-smi"));

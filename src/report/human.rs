@@ -232,3 +232,21 @@ pub fn render_human(r: &DoctorReport, style: Style, out: &mut dyn Write) -> std:
         s.pass, s.warn, s.fail, s.skip
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn colour_only_on_a_terminal() {
+        // NO_COLOR is read from the environment; the test process leaves it alone unless CI sets it.
+        if std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty()) {
+            assert_eq!(Style::detect(true), Style::Plain);
+        } else {
+            assert_eq!(Style::detect(true), Style::Color);
+        }
+        assert_eq!(Style::detect(false), Style::Plain);
+        assert_eq!(Style::Plain.paint("31", "x"), "x");
+        assert_eq!(Style::Color.paint("31", "x"), "\x1b[31mx\x1b[0m");
+    }
+}
