@@ -27,11 +27,45 @@ pub enum Command {
     /// Exit codes: 0 all passed (warnings allowed), 1 a check failed (or warned, with --strict),
     /// 2 bad input (flags, matrices, sysroot), 3 the environment could not be used.
     Doctor(DoctorArgs),
+    /// Print the variables a framework needs for this host's GPUs (or `--gfx`): HSA_OVERRIDE_GFX_VERSION when
+    /// the ROCm release lacks the GPU's target, PYTORCH_ROCM_ARCH and friends, TORCH_CUDA_ARCH_LIST, and
+    /// HIP_VISIBLE_DEVICES to hide an iGPU next to a discrete card. Use: eval "$(rocmenv env)".
+    ///
+    /// Exit codes: 0 printed, 1 a GPU cannot run the release (or no GPU), 2 bad input.
+    Env(EnvArgs),
     /// Print a shell completion script: `rocmenv completions bash > /etc/bash_completion.d/rocmenv`.
     Completions {
         /// bash, zsh, fish, elvish or powershell.
         shell: clap_complete::Shell,
     },
+}
+
+/// Flags of `rocmenv env`.
+#[derive(Debug, Args)]
+pub struct EnvArgs {
+    /// Read the GPUs from this host tree instead of `/`.
+    #[arg(long, value_name = "DIR")]
+    pub sysroot: Option<PathBuf>,
+
+    /// Compute for this gfx target instead of the detected GPUs (repeatable: one per GPU, in device order).
+    #[arg(long, value_name = "gfxNNNN")]
+    pub gfx: Vec<String>,
+
+    /// The ROCm release the framework is built for (X.Y or X.Y.Z). Default: the newest that builds the GPUs' targets.
+    #[arg(long, value_name = "X.Y")]
+    pub rocm: Option<String>,
+
+    /// Use only this GPU (its index among the host's AMD GPUs, or NVIDIA GPUs on an NVIDIA host).
+    #[arg(long, value_name = "N")]
+    pub device: Option<usize>,
+
+    /// Output format.
+    #[arg(long, value_enum, default_value = "sh")]
+    pub format: crate::report::EnvFormat,
+
+    /// Add a comment per variable saying why it is set (sh, fish, dotenv).
+    #[arg(long)]
+    pub explain: bool,
 }
 
 /// Flags of `rocmenv doctor`.

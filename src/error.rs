@@ -42,6 +42,9 @@ pub enum Error {
     /// The environment could not be used.
     #[error("{0}")]
     Environment(String),
+    /// There is no GPU to work for.
+    #[error("{0}")]
+    NoGpu(String),
 }
 
 impl Error {
@@ -50,6 +53,7 @@ impl Error {
         match self {
             Error::Matrix(_) | Error::Sysroot { .. } | Error::Usage { .. } => EXIT_USAGE,
             Error::Output(_) | Error::Environment(_) => EXIT_ENVIRONMENT,
+            Error::NoGpu(_) => EXIT_FAILED,
         }
     }
 }

@@ -4,6 +4,8 @@ pub mod checks;
 pub mod cli;
 pub mod doctor;
 pub mod engine;
+pub mod env_command;
+pub mod envplan;
 pub mod error;
 pub mod gfx;
 pub mod host;

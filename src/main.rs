@@ -42,6 +42,18 @@ fn run(cli: Cli) -> Result<i32, Error> {
             let style = Style::detect(stdout.is_terminal());
             doctor::run(&opts, a.json, a.strict, style, &mut stdout.lock())
         }
+        Command::Env(a) => {
+            let opts = rocmenv::env_command::EnvOptions {
+                sysroot: a.sysroot,
+                matrices: cli.matrices,
+                gfx: a.gfx,
+                rocm: a.rocm,
+                device: a.device,
+                format: a.format,
+                explain: a.explain,
+            };
+            rocmenv::env_command::run(&opts, &mut stdout.lock(), &mut std::io::stderr())
+        }
         Command::Completions { shell } => {
             clap_complete::generate(shell, &mut Cli::command(), "rocmenv", &mut stdout.lock());
             Ok(0)

@@ -94,7 +94,7 @@ impl<'m> Target<'m> {
 }
 
 /// Up to five valid values closest to `spec`, in order.
-fn nearest(spec: &str, all: &[String]) -> String {
+pub(crate) fn nearest(spec: &str, all: &[String]) -> String {
     let key = |v: &str| -> Option<i64> {
         let (v, _) = crate::version::parse_with_parts(v).ok()?;
         Some((v.major() as i64 * 1000 + v.minor() as i64) * 1000 + v.patch() as i64)

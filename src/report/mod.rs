@@ -1,8 +1,10 @@
 //! Reporters: render a doctor run as human text or JSON. They write to `&mut dyn Write`, so tests capture them.
 
+mod env;
 mod human;
 mod json;
 
+pub use env::{render_env, sh_quote, EnvFormat};
 pub use human::{render_human, Style};
 pub use json::{doctor_json, render_json};
 

@@ -1,0 +1,97 @@
+//! `rocmenv env`: validate the flags, find the GPUs (host or `--gfx`), plan, print.
+
+use crate::envplan::{self, GpuInput};
+use crate::error::Error;
+use crate::host::{self, HostRoot, LiveSession, ProbeOptions, RecordedSession, Session};
+use crate::matrix::{Matrices, RocmRelease};
+use crate::report::{render_env, EnvFormat};
+use std::io::Write;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Options of `rocmenv env`, parsed.
+#[derive(Debug, Clone)]
+pub struct EnvOptions {
+    /// `--sysroot DIR`.
+    pub sysroot: Option<PathBuf>,
+    /// `--matrices DIR`.
+    pub matrices: Option<PathBuf>,
+    /// `--gfx` targets (instead of probing).
+    pub gfx: Vec<String>,
+    /// `--rocm X.Y[.Z]`.
+    pub rocm: Option<String>,
+    /// `--device N`.
+    pub device: Option<usize>,
+    /// `--format`.
+    pub format: EnvFormat,
+    /// `--explain`.
+    pub explain: bool,
+}
+
+/// Looks up `--rocm`, listing the nearest releases when it is unknown.
+pub fn rocm_release<'m>(m: &'m Matrices, spec: &str) -> Result<&'m RocmRelease, Error> {
+    m.rocm_release(spec).ok_or_else(|| Error::Usage {
+        flag: "--rocm".into(),
+        message: format!(
+            "ROCm {spec} is not in the matrices; nearest: {}",
+            crate::target::nearest(spec, &m.rocm_versions())
+        ),
+    })
+}
+
+/// The GPUs of the host (or the tree under `sysroot`), as plan inputs.
+pub fn host_inputs(
+    m: &Matrices,
+    sysroot: Option<&std::path::Path>,
+) -> Result<Vec<GpuInput>, Error> {
+    let root = match sysroot {
+        Some(p) => HostRoot::sysroot(p)?,
+        None => HostRoot::live(),
+    };
+    let session: Box<dyn Session> = if root.is_live() {
+        Box::new(LiveSession {
+            tool_timeout: Duration::from_secs(10),
+        })
+    } else {
+        Box::new(RecordedSession::open(&root))
+    };
+    let facts = host::probe(&root, session.as_ref(), m, &ProbeOptions::default());
+    Ok(envplan::inputs_from_host(&facts))
+}
+
+/// Runs `rocmenv env`; warnings go to `err`, variables to `out`. Returns the exit code.
+pub fn run(o: &EnvOptions, out: &mut dyn Write, err: &mut dyn Write) -> Result<i32, Error> {
+    let m = Matrices::load(o.matrices.as_deref())?;
+    let release = o.rocm.as_deref().map(|s| rocm_release(&m, s)).transpose()?;
+    if !o.gfx.is_empty() && o.sysroot.is_some() {
+        return Err(Error::Usage {
+            flag: "--gfx".into(),
+            message: "give either --gfx or --sysroot, not both".into(),
+        });
+    }
+    let inputs = if o.gfx.is_empty() {
+        host_inputs(&m, o.sysroot.as_deref())?
+    } else {
+        envplan::inputs_from_gfx(&m, &o.gfx)?
+    };
+    if inputs.is_empty() {
+        return Err(Error::NoGpu(
+            "no AMD or NVIDIA GPU found on this host; name one with --gfx (e.g. --gfx gfx1100)"
+                .into(),
+        ));
+    }
+    let plan = envplan::plan(&m, &inputs, release, o.device)?;
+    for w in &plan.warnings {
+        let _ = writeln!(err, "rocmenv: warning: {w}");
+    }
+    match render_env(&plan, o.format, o.explain, out) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {}
+        Err(e) => return Err(Error::Output(e)),
+    }
+    Ok(if plan.unusable {
+        crate::error::EXIT_FAILED
+    } else {
+        crate::error::EXIT_OK
+    })
+}

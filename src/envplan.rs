@@ -1,0 +1,487 @@
+//! `rocmenv env`: the variables a framework needs for the GPUs of a host (or named with `--gfx`), from the matrices only.
+
+use crate::error::Error;
+use crate::gfx::GfxTarget;
+use crate::host::HostFacts;
+use crate::matrix::{Confidence, Matrices, RocmRelease, Vendor};
+use crate::version::Version;
+use serde::Serialize;
+
+/// A GPU the plan is made for.
+#[derive(Debug, Clone)]
+pub struct GpuInput {
+    /// Vendor.
+    pub vendor: Vendor,
+    /// AMD gfx target, when known.
+    pub gfx: Option<GfxTarget>,
+    /// NVIDIA compute capability, when known.
+    pub compute_capability: Option<String>,
+    /// True for an APU's integrated GPU.
+    pub integrated: bool,
+    /// How the user knows it (`RX 6700 XT at 0000:03:00.0`, or `gfx1031` for `--gfx`).
+    pub label: String,
+}
+
+/// One variable, and why it is set.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct EnvVar {
+    /// Name.
+    pub name: String,
+    /// Value (already from a safe character set; formats still quote it).
+    pub value: String,
+    /// One line: why.
+    pub why: String,
+}
+
+/// The computed environment.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct EnvPlan {
+    /// Variables in output order.
+    pub vars: Vec<EnvVar>,
+    /// Things the user should know (low-confidence overrides, GPUs that cannot run).
+    pub warnings: Vec<String>,
+    /// True when a selected GPU cannot run the release at all.
+    pub unusable: bool,
+    /// The ROCm release the plan is for.
+    pub rocm: Option<String>,
+}
+
+impl EnvPlan {
+    fn set(&mut self, name: &str, value: String, why: String) {
+        self.vars.push(EnvVar {
+            name: name.to_string(),
+            value,
+            why,
+        });
+    }
+
+    /// The value of a variable, if set.
+    pub fn get(&self, name: &str) -> Option<&str> {
+        self.vars
+            .iter()
+            .find(|v| v.name == name)
+            .map(|v| v.value.as_str())
+    }
+
+    /// The variables that describe the image rather than this host's device numbering (for baking into a Dockerfile).
+    pub fn portable(&self) -> Vec<(String, String)> {
+        self.vars
+            .iter()
+            .filter(|v| !v.name.ends_with("_VISIBLE_DEVICES"))
+            .map(|v| (v.name.clone(), v.value.clone()))
+            .collect()
+    }
+}
+
+/// AMD GPUs in runtime (KFD) order, then NVIDIA GPUs, as plan inputs.
+pub fn inputs_from_host(facts: &HostFacts) -> Vec<GpuInput> {
+    let mut amd: Vec<&crate::host::Gpu> = facts.amd_gpus().collect();
+    amd.sort_by_key(|g| (g.kfd_node.unwrap_or(u32::MAX), g.pci_address.clone()));
+    let label = |g: &crate::host::Gpu| {
+        format!(
+            "{} at {}",
+            g.name.as_deref().unwrap_or(&g.device_id),
+            g.pci_address
+        )
+    };
+    amd.into_iter()
+        .map(|g| GpuInput {
+            vendor: Vendor::Amd,
+            gfx: g.gfx.as_deref().and_then(|s| s.parse().ok()),
+            compute_capability: None,
+            integrated: g.integrated == Some(true),
+            label: label(g),
+        })
+        .chain(facts.nvidia_gpus().map(|g| GpuInput {
+            vendor: Vendor::Nvidia,
+            gfx: None,
+            compute_capability: g.compute_capability.clone(),
+            integrated: false,
+            label: label(g),
+        }))
+        .collect()
+}
+
+/// `--gfx` values as plan inputs; unknown targets are refused with the known ones listed.
+pub fn inputs_from_gfx(m: &Matrices, names: &[String]) -> Result<Vec<GpuInput>, Error> {
+    names
+        .iter()
+        .map(|n| {
+            let bad = |message: String| Error::Usage {
+                flag: "--gfx".into(),
+                message,
+            };
+            let t: GfxTarget = n
+                .parse()
+                .map_err(|e: crate::gfx::GfxError| bad(e.to_string()))?;
+            if m.gfx_info(t).is_none() {
+                let known: Vec<String> = m
+                    .gpus
+                    .gfx_targets
+                    .iter()
+                    .map(|i| i.target.to_string())
+                    .collect();
+                return Err(bad(format!(
+                    "{t} is not in gpus.yaml; known targets: {}",
+                    known.join(", ")
+                )));
+            }
+            let integrated = m.gpus.gpus.iter().any(|g| g.gfx == Some(t) && g.integrated)
+                && !m
+                    .gpus
+                    .gpus
+                    .iter()
+                    .any(|g| g.gfx == Some(t) && !g.integrated);
+            Ok(GpuInput {
+                vendor: Vendor::Amd,
+                gfx: Some(t),
+                compute_capability: None,
+                integrated,
+                label: t.to_string(),
+            })
+        })
+        .collect()
+}
+
+/// How one AMD GPU runs on the release.
+enum Runs {
+    /// The release builds its own target.
+    Native(GfxTarget),
+    /// It runs another target's kernels through an override.
+    Override {
+        own: GfxTarget,
+        to: GfxTarget,
+        confidence: Confidence,
+        note: Option<String>,
+    },
+    /// It cannot run this release.
+    No(String),
+}
+
+fn how_it_runs(m: &Matrices, r: &RocmRelease, own: GfxTarget) -> Runs {
+    if r.builds(own) {
+        return Runs::Native(own);
+    }
+    match m.gfx_info(own).and_then(|i| i.override_to.as_ref()) {
+        Some(a) if a.crashes => Runs::No(format!("{own} is not built by ROCm {}, and overriding it to {} crashes (different ISA); no override is set", r.version, a.target)),
+        Some(a) if r.builds(a.target) => Runs::Override { own, to: a.target, confidence: a.confidence, note: a.note.clone() },
+        Some(a) => Runs::No(format!("{own} is not built by ROCm {}, nor is its override target {}", r.version, a.target)),
+        None => Runs::No(format!("{own} is not built by ROCm {} and no override is known", r.version)),
+    }
+}
+
+/// The newest release that builds (natively, else through an override) every target.
+pub fn default_release<'m>(m: &'m Matrices, targets: &[GfxTarget]) -> &'m RocmRelease {
+    let all = |pred: &dyn Fn(&RocmRelease, GfxTarget) -> bool| {
+        m.rocm
+            .releases
+            .iter()
+            .rev()
+            .find(|r| targets.iter().all(|t| pred(r, *t)))
+    };
+    all(&|r, t| r.builds(t))
+        .or_else(|| all(&|r, t| !matches!(how_it_runs(m, r, t), Runs::No(_))))
+        .unwrap_or_else(|| m.newest_rocm())
+}
+
+fn confidence_word(c: Confidence) -> &'static str {
+    match c {
+        Confidence::High => "high",
+        Confidence::Medium => "medium",
+        Confidence::Low => "low",
+    }
+}
+
+/// Computes the plan. `device` selects one GPU by its index within its vendor (as `HIP_VISIBLE_DEVICES` counts).
+pub fn plan(
+    m: &Matrices,
+    gpus: &[GpuInput],
+    release: Option<&RocmRelease>,
+    device: Option<usize>,
+) -> Result<EnvPlan, Error> {
+    let amd: Vec<(usize, &GpuInput)> = gpus
+        .iter()
+        .filter(|g| g.vendor == Vendor::Amd)
+        .enumerate()
+        .collect();
+    let nvidia: Vec<(usize, &GpuInput)> = gpus
+        .iter()
+        .filter(|g| g.vendor == Vendor::Nvidia)
+        .enumerate()
+        .collect();
+    let mut p = EnvPlan::default();
+    if let Some(d) = device {
+        let count = if amd.is_empty() {
+            nvidia.len()
+        } else {
+            amd.len()
+        };
+        if d >= count {
+            return Err(Error::Usage {
+                flag: "--device".into(),
+                message: format!("device {d} does not exist; this host has {} AMD and {} NVIDIA GPU(s), numbered from 0", amd.len(), nvidia.len()),
+            });
+        }
+    }
+    if !amd.is_empty() {
+        plan_amd(m, &amd, release, device, &mut p);
+    }
+    if !nvidia.is_empty() {
+        plan_nvidia(&nvidia, if amd.is_empty() { device } else { None }, &mut p);
+    }
+    Ok(p)
+}
+
+fn plan_amd(
+    m: &Matrices,
+    amd: &[(usize, &GpuInput)],
+    release: Option<&RocmRelease>,
+    device: Option<usize>,
+    p: &mut EnvPlan,
+) {
+    let known: Vec<GfxTarget> = amd.iter().filter_map(|(_, g)| g.gfx).collect();
+    let r = release.unwrap_or_else(|| default_release(m, &known));
+    p.rocm = Some(r.version.to_string());
+    // Which GPUs to use: the one asked for, else all but iGPUs that sit next to a discrete GPU.
+    let has_discrete = amd.iter().any(|(_, g)| !g.integrated);
+    let selected: Vec<&(usize, &GpuInput)> = match device {
+        Some(d) => amd.iter().filter(|(i, _)| *i == d).collect(),
+        None => amd
+            .iter()
+            .filter(|(_, g)| !(g.integrated && has_discrete))
+            .collect(),
+    };
+    let mut effective: Vec<GfxTarget> = Vec::new();
+    let mut overrides: Vec<(usize, GfxTarget, String)> = Vec::new();
+    let mut usable: Vec<usize> = Vec::new();
+    for (i, g) in &selected {
+        let Some(own) = g.gfx else {
+            p.warnings.push(format!(
+                "{}: gfx target unknown; no variables for it",
+                g.label
+            ));
+            continue;
+        };
+        match how_it_runs(m, r, own) {
+            Runs::Native(t) => {
+                effective.push(t);
+                usable.push(*i);
+            }
+            Runs::Override {
+                own,
+                to,
+                confidence,
+                note,
+            } => {
+                effective.push(to);
+                usable.push(*i);
+                let why = format!(
+                    "{own} is not built by ROCm {}; it runs {to} kernels (confidence: {}{})",
+                    r.version,
+                    confidence_word(confidence),
+                    note.map(|n| format!("; {n}")).unwrap_or_default()
+                );
+                if confidence != Confidence::High {
+                    p.warnings.push(format!("{}: {why}", g.label));
+                }
+                overrides.push((*i, to, why));
+            }
+            Runs::No(why) => {
+                p.unusable = true;
+                p.warnings.push(format!("{}: {why}", g.label));
+            }
+        }
+    }
+    // Hide what should not be used: an iGPU next to a discrete GPU, GPUs that cannot run, or all but --device.
+    if usable.len() < amd.len() && !usable.is_empty() {
+        let list = usable
+            .iter()
+            .map(|i| i.to_string())
+            .collect::<Vec<_>>()
+            .join(",");
+        let hidden: Vec<String> = amd
+            .iter()
+            .filter(|(i, _)| !usable.contains(i))
+            .map(|(i, g)| {
+                let what = g
+                    .gfx
+                    .map(|t| t.to_string())
+                    .unwrap_or_else(|| "unknown target".into());
+                let why = match device {
+                    Some(_) => "not the --device",
+                    None if g.integrated && has_discrete => {
+                        "an integrated GPU next to a discrete one"
+                    }
+                    None => "cannot run this release",
+                };
+                format!("device {i} ({what}): {why}")
+            })
+            .collect();
+        p.set(
+            "HIP_VISIBLE_DEVICES",
+            list,
+            format!("hides {}; set HIP_VISIBLE_DEVICES only, since ROCR_VISIBLE_DEVICES would renumber the devices first", hidden.join("; ")),
+        );
+    }
+    let same = overrides.first().map(|o| o.1);
+    let all_overridden_alike = !overrides.is_empty()
+        && overrides.len() == usable.len()
+        && overrides.iter().all(|o| Some(o.1) == same);
+    if all_overridden_alike {
+        let (_, to, why) = &overrides[0];
+        p.set("HSA_OVERRIDE_GFX_VERSION", to.override_value(), why.clone());
+    } else if !overrides.is_empty() {
+        if r.version >= Version::new(6, 2, 0) {
+            for (i, to, why) in &overrides {
+                p.set(
+                    &format!("HSA_OVERRIDE_GFX_VERSION_{i}"),
+                    to.override_value(),
+                    format!("device {i} only (per-device overrides need ROCm ≥ 6.2): {why}"),
+                );
+            }
+        } else {
+            p.warnings.push(format!("these GPUs need different overrides, and per-device HSA_OVERRIDE_GFX_VERSION_<n> needs ROCm ≥ 6.2 (this is {}): pick one GPU with --device", r.version));
+        }
+    }
+    effective.sort();
+    effective.dedup();
+    if effective.is_empty() {
+        return;
+    }
+    let names: Vec<String> = effective.iter().map(|t| t.to_string()).collect();
+    let why = if overrides.is_empty() {
+        "the GPUs' own targets".to_string()
+    } else {
+        "the targets the GPUs run as (after the override)".to_string()
+    };
+    p.set(
+        "PYTORCH_ROCM_ARCH",
+        names.join(";"),
+        format!("PyTorch extension builds compile for {why}"),
+    );
+    p.set(
+        "HCC_AMDGPU_TARGET",
+        names.join(","),
+        format!("older HIP builds read this comma list: {why}"),
+    );
+    p.set(
+        "AMDGPU_TARGETS",
+        names.join(";"),
+        format!("CMake projects on ROCm (rocBLAS, Tensile, …): {why}"),
+    );
+    p.set(
+        "GPU_TARGETS",
+        names.join(";"),
+        format!("newer ROCm CMake projects: {why}"),
+    );
+}
+
+fn plan_nvidia(nvidia: &[(usize, &GpuInput)], device: Option<usize>, p: &mut EnvPlan) {
+    let selected: Vec<&(usize, &GpuInput)> = match device {
+        Some(d) => nvidia.iter().filter(|(i, _)| *i == d).collect(),
+        None => nvidia.iter().collect(),
+    };
+    if let Some(d) = device {
+        p.set(
+            "CUDA_VISIBLE_DEVICES",
+            d.to_string(),
+            format!("--device {d}: only that GPU is visible"),
+        );
+    }
+    let mut ccs: Vec<String> = selected
+        .iter()
+        .filter_map(|(_, g)| g.compute_capability.clone())
+        .collect();
+    ccs.sort_by_key(|c| crate::version::parse_with_parts(c).map(|(v, _)| v).ok());
+    ccs.dedup();
+    for (_, g) in &selected {
+        if g.compute_capability.is_none() {
+            p.warnings.push(format!("{}: compute capability unknown (not in gpus.yaml); TORCH_CUDA_ARCH_LIST leaves it out", g.label));
+        }
+    }
+    if !ccs.is_empty() {
+        p.set(
+            "TORCH_CUDA_ARCH_LIST",
+            ccs.join(" "),
+            "PyTorch extension builds compile for these compute capabilities".into(),
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn m() -> Matrices {
+        Matrices::embedded().unwrap()
+    }
+
+    fn amd(gfx: &str, integrated: bool) -> GpuInput {
+        GpuInput {
+            vendor: Vendor::Amd,
+            gfx: Some(gfx.parse().unwrap()),
+            compute_capability: None,
+            integrated,
+            label: gfx.into(),
+        }
+    }
+
+    #[test]
+    fn gfx1031_on_62_overrides_to_10_3_0() {
+        let m = m();
+        let p = plan(&m, &[amd("gfx1031", false)], m.rocm_release("6.2"), None).unwrap();
+        assert_eq!(p.get("HSA_OVERRIDE_GFX_VERSION"), Some("10.3.0"));
+        assert_eq!(p.get("PYTORCH_ROCM_ARCH"), Some("gfx1030"));
+        assert_eq!(p.get("HIP_VISIBLE_DEVICES"), None);
+    }
+
+    #[test]
+    fn native_targets_get_no_override() {
+        let m = m();
+        let p = plan(
+            &m,
+            &[amd("gfx942", false), amd("gfx942", false)],
+            m.rocm_release("6.2"),
+            None,
+        )
+        .unwrap();
+        assert_eq!(p.get("HSA_OVERRIDE_GFX_VERSION"), None);
+        assert_eq!(p.get("HCC_AMDGPU_TARGET"), Some("gfx942"));
+    }
+
+    #[test]
+    fn mixed_host_gets_per_device_overrides_and_hides_the_igpu() {
+        let m = m();
+        let p = plan(
+            &m,
+            &[
+                amd("gfx1100", false),
+                amd("gfx1031", false),
+                amd("gfx1103", true),
+            ],
+            m.rocm_release("6.2"),
+            None,
+        )
+        .unwrap();
+        assert_eq!(p.get("HSA_OVERRIDE_GFX_VERSION_1"), Some("10.3.0"));
+        assert_eq!(p.get("HSA_OVERRIDE_GFX_VERSION"), None);
+        assert_eq!(p.get("HIP_VISIBLE_DEVICES"), Some("0,1"));
+        assert_eq!(p.get("PYTORCH_ROCM_ARCH"), Some("gfx1030;gfx1100"));
+    }
+
+    #[test]
+    fn rdna1_gets_a_warning_not_an_override() {
+        let m = m();
+        let p = plan(&m, &[amd("gfx1010", false)], m.rocm_release("6.2"), None).unwrap();
+        assert_eq!(p.get("HSA_OVERRIDE_GFX_VERSION"), None);
+        assert!(p.unusable);
+        assert!(p.warnings[0].contains("crashes"), "{:?}", p.warnings);
+    }
+
+    #[test]
+    fn device_out_of_range_is_usage() {
+        let m = m();
+        let e = plan(&m, &[amd("gfx942", false)], None, Some(3)).unwrap_err();
+        assert_eq!(e.exit_code(), 2);
+    }
+}

@@ -1,0 +1,235 @@
+//! `rocmenv env`: every gfx target in the matrices × several ROCm releases as snapshots, shells that eval the output, errors.
+
+use rocmenv::envplan::{inputs_from_gfx, plan};
+use rocmenv::matrix::Matrices;
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+fn rocmenv(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_rocmenv"))
+        .args(args)
+        .env_remove("ROCMENV_MATRICES")
+        .output()
+        .expect("runs")
+}
+
+fn fixture(name: &str) -> String {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/hosts")
+        .join(name)
+        .display()
+        .to_string()
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// For one release: every gfx target in gpus.yaml → the variables (and warnings) a single GPU of it gets.
+fn table(m: &Matrices, release: &str) -> serde_json::Value {
+    let r = m.rocm_release(release).unwrap();
+    let mut out = serde_json::Map::new();
+    for t in &m.gpus.gfx_targets {
+        let inputs = inputs_from_gfx(m, &[t.target.to_string()]).unwrap();
+        let p = plan(m, &inputs, Some(r), None).unwrap();
+        let mut vars: serde_json::Map<String, serde_json::Value> = p
+            .vars
+            .iter()
+            .map(|v| (v.name.clone(), v.value.clone().into()))
+            .collect();
+        if !p.warnings.is_empty() {
+            vars.insert("(warnings)".into(), p.warnings.clone().into());
+        }
+        out.insert(t.target.to_string(), vars.into());
+    }
+    out.into()
+}
+
+#[test]
+fn every_gfx_target_across_releases() {
+    let m = Matrices::embedded().unwrap();
+    for release in ["5.7.1", "6.2.4", "6.4.1", "7.2.0"] {
+        let t = table(&m, release);
+        // Spot checks that hold whatever the snapshot says.
+        match release {
+            "6.2.4" => {
+                assert_eq!(t["gfx1031"]["HSA_OVERRIDE_GFX_VERSION"], "10.3.0");
+                assert_eq!(t["gfx1101"]["HSA_OVERRIDE_GFX_VERSION"], "11.0.0");
+                assert!(t["gfx942"].get("HSA_OVERRIDE_GFX_VERSION").is_none());
+                assert!(
+                    t["gfx1010"].get("HSA_OVERRIDE_GFX_VERSION").is_none(),
+                    "RDNA1 gets a warning, not an override"
+                );
+            }
+            "6.4.1" => assert!(
+                t["gfx1101"].get("HSA_OVERRIDE_GFX_VERSION").is_none(),
+                "6.4.1 builds gfx1101"
+            ),
+            _ => {}
+        }
+        insta::assert_json_snapshot!(format!("env-rocm-{release}"), t);
+    }
+}
+
+#[test]
+fn eval_sets_the_override_in_bash_and_zsh() {
+    let bin = env!("CARGO_BIN_EXE_rocmenv");
+    for shell in ["bash", "zsh", "sh"] {
+        let script = format!("eval \"$('{bin}' env --gfx gfx1031 --rocm 6.2)\" && printf '%s|%s' \"$HSA_OVERRIDE_GFX_VERSION\" \"$PYTORCH_ROCM_ARCH\"");
+        match Command::new(shell).args(["-c", &script]).output() {
+            Ok(o) => assert_eq!(
+                String::from_utf8_lossy(&o.stdout),
+                "10.3.0|gfx1030",
+                "{shell}: {}",
+                String::from_utf8_lossy(&o.stderr)
+            ),
+            // CI installs zsh; elsewhere a missing shell is reported, not passed.
+            Err(e) if std::env::var_os("CI").is_none() => eprintln!("SKIP {shell}: {e}"),
+            Err(e) => panic!("{shell} is required in CI: {e}"),
+        }
+    }
+}
+
+#[test]
+fn fish_and_docker_formats_round_trip_through_their_consumers() {
+    let bin = env!("CARGO_BIN_EXE_rocmenv");
+    // Several GPUs: the semicolon in PYTORCH_ROCM_ARCH must survive quoting.
+    let gen = format!("'{bin}' env --gfx gfx1100 --gfx gfx1031 --rocm 6.2");
+    let o = Command::new("bash")
+        .args([
+            "-c",
+            &format!("eval \"set -- $({gen} --format docker)\"; printf '%s\\n' \"$@\""),
+        ])
+        .output()
+        .unwrap();
+    let args = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        args.lines()
+            .any(|l| l == "PYTORCH_ROCM_ARCH=gfx1030;gfx1100"),
+        "{args}"
+    );
+    assert!(
+        args.lines()
+            .any(|l| l == "HSA_OVERRIDE_GFX_VERSION_1=10.3.0"),
+        "{args}"
+    );
+    match Command::new("fish")
+        .args([
+            "-c",
+            &format!("{gen} --format fish | source; echo $PYTORCH_ROCM_ARCH"),
+        ])
+        .output()
+    {
+        Ok(o) => assert_eq!(
+            String::from_utf8_lossy(&o.stdout).trim(),
+            "gfx1030;gfx1100",
+            "{}",
+            String::from_utf8_lossy(&o.stderr)
+        ),
+        Err(e) if std::env::var_os("CI").is_none() => eprintln!("SKIP fish: {e}"),
+        Err(e) => panic!("fish is required in CI: {e}"),
+    }
+}
+
+#[test]
+fn host_trees() {
+    let o = rocmenv(&[
+        "env",
+        "--sysroot",
+        &fixture("ryzen5600g-igpu-rx6800-mint21"),
+        "--rocm",
+        "6.2",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(o.status.code(), Some(0));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["HIP_VISIBLE_DEVICES"], "0", "the 5600G iGPU is hidden");
+    assert_eq!(v["PYTORCH_ROCM_ARCH"], "gfx1030");
+    let o = rocmenv(&[
+        "env",
+        "--sysroot",
+        &fixture("mi300x-x4-ubuntu2204"),
+        "--format",
+        "dotenv",
+    ]);
+    assert_eq!(stdout(&o), "PYTORCH_ROCM_ARCH=gfx942\nHCC_AMDGPU_TARGET=gfx942\nAMDGPU_TARGETS=gfx942\nGPU_TARGETS=gfx942\n");
+    let o = rocmenv(&[
+        "env",
+        "--sysroot",
+        &fixture("mi300x-x4-ubuntu2204"),
+        "--device",
+        "2",
+        "--format",
+        "github",
+    ]);
+    assert!(
+        stdout(&o).starts_with("HIP_VISIBLE_DEVICES=2\n"),
+        "{}",
+        stdout(&o)
+    );
+    let o = rocmenv(&[
+        "env",
+        "--sysroot",
+        &fixture("h100-x8-ubuntu2204"),
+        "--device",
+        "7",
+    ]);
+    assert_eq!(
+        stdout(&o),
+        "export CUDA_VISIBLE_DEVICES='7'\nexport TORCH_CUDA_ARCH_LIST='9.0'\n"
+    );
+    let o = rocmenv(&[
+        "env",
+        "--sysroot",
+        &fixture("radeon780m-apu-ubuntu2404"),
+        "--rocm",
+        "6.2",
+    ]);
+    assert!(stdout(&o).contains("export HSA_OVERRIDE_GFX_VERSION='11.0.0'"));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("confidence: medium"),
+        "a medium-confidence override warns"
+    );
+}
+
+#[test]
+fn bad_input_is_exit_2_with_one_line() {
+    for (args, needle) in [
+        (vec!["env", "--gfx", "gfx1031;id"], "--gfx"),
+        (vec!["env", "--gfx", "gfx9999"], "not in gpus.yaml"),
+        (vec!["env", "--gfx", "gfx1031", "--rocm", "9.1"], "nearest"),
+        (
+            vec!["env", "--gfx", "gfx1031", "--device", "4"],
+            "device 4 does not exist",
+        ),
+        (
+            vec!["env", "--gfx", "gfx1031", "--sysroot", "/"],
+            "not both",
+        ),
+        (vec!["env", "--sysroot", "/nonexistent"], "/nonexistent"),
+    ] {
+        let o = rocmenv(&args);
+        let e = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {e}");
+        assert_eq!(e.trim_end().lines().count(), 1, "{e}");
+        assert!(e.contains(needle), "{args:?}: {e}");
+        assert!(o.stdout.is_empty());
+    }
+}
+
+#[test]
+fn a_gpu_that_cannot_run_is_exit_1_with_a_warning() {
+    let o = rocmenv(&["env", "--gfx", "gfx1010", "--rocm", "6.2"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("crashes"));
+    assert!(!stdout(&o).contains("HSA_OVERRIDE"));
+}
+
+#[test]
+fn no_gpu_on_the_host_is_exit_1() {
+    let o = rocmenv(&["env", "--sysroot", &fixture("no-gpu-debian12")]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--gfx"));
+    assert!(o.stdout.is_empty());
+}
