@@ -240,3 +240,28 @@ fn a_recorded_tool_path_cannot_leave_the_tree() {
     let e = r.facts.evidence.rocminfo.as_ref().unwrap();
     assert!(e.outcome.contains("leaves .rocmenv"), "{}", e.outcome);
 }
+
+#[test]
+fn a_rebuild_of_a_listed_distro_warns_instead_of_failing() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "etc/os-release", b"NAME=\"AlmaLinux\"\nID=\"almalinux\"\nID_LIKE=\"rhel centos fedora\"\nVERSION_ID=\"9.4\"\nPRETTY_NAME=\"AlmaLinux 9.4 (Seafoam Ocelot)\"\n");
+    write(
+        dir.path(),
+        "proc/sys/kernel/osrelease",
+        b"5.14.0-427.13.1.el9_4.x86_64\n",
+    );
+    let r = build_report(&DoctorOptions {
+        sysroot: Some(dir.path().to_path_buf()),
+        target: Some("rocm-6.2".parse().unwrap()),
+        ..DoctorOptions::default()
+    })
+    .unwrap();
+    let os = r
+        .findings
+        .iter()
+        .find(|f| f.id == "os.rocm-supported")
+        .unwrap();
+    assert_eq!(os.status, Status::Warn, "{}", os.summary);
+    assert!(os.summary.contains("rebuild of rhel 9.4"), "{}", os.summary);
+    assert_eq!(status(&r, "kernel.rocm-supported"), Status::Pass);
+}

@@ -60,6 +60,17 @@ pub(crate) fn match_distro<'m>(
             }
         }
     }
+    // Rebuilds (AlmaLinux, CentOS Stream, …) share VERSION_ID numbering with the distro they follow.
+    for like in &os.id_like {
+        let listed = r.distro(like, vid).or_else(|| {
+            r.distros
+                .iter()
+                .find(|d| &d.id == like && d.version == major)
+        });
+        if let Some(d) = listed {
+            return DistroMatch::Derived(d, format!("a rebuild of {like} {}", d.version));
+        }
+    }
     DistroMatch::NotListed
 }
 
