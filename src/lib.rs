@@ -11,4 +11,5 @@ pub mod matrix;
 pub mod parse;
 pub mod report;
 pub mod target;
+pub mod validate;
 pub mod version;
