@@ -3,6 +3,7 @@
 pub mod checks;
 pub mod cli;
 pub mod doctor;
+pub mod dockerfile;
 pub mod engine;
 pub mod error;
 pub mod gfx;
