@@ -2,8 +2,8 @@
 
 pub mod checks;
 pub mod cli;
-pub mod doctor;
 pub mod dockerfile;
+pub mod doctor;
 pub mod engine;
 pub mod error;
 pub mod gfx;

@@ -4,8 +4,10 @@ use rocmenv::dockerfile::{render, DockerfileRequest, Stack};
 use rocmenv::error::Error;
 use rocmenv::matrix::Matrices;
 
-fn m() -> Matrices {
-    Matrices::embedded().expect("embedded matrices load")
+/// Loaded once: parsing the YAML for each of the corpus's hundreds of renders is what made this suite slow.
+fn m() -> &'static Matrices {
+    static M: std::sync::OnceLock<Matrices> = std::sync::OnceLock::new();
+    M.get_or_init(|| Matrices::embedded().expect("embedded matrices load"))
 }
 
 fn req(stack: Stack) -> DockerfileRequest {
@@ -13,13 +15,17 @@ fn req(stack: Stack) -> DockerfileRequest {
 }
 
 fn dockerfile(r: &DockerfileRequest) -> String {
-    render(r, &m())
+    render(r, m())
         .unwrap_or_else(|e| panic!("{r:?}: {e}"))
         .dockerfile
 }
 
 fn usage(r: &DockerfileRequest) -> (String, String) {
-    match render(r, &m()) {
+    usage_with(r, m())
+}
+
+fn usage_with(r: &DockerfileRequest, m: &Matrices) -> (String, String) {
+    match render(r, m) {
         Err(Error::Usage { flag, message }) => (flag, message),
         other => panic!("expected a usage error for {r:?}, got {other:?}"),
     }
@@ -79,7 +85,10 @@ fn ngc_driver_470_is_refused() {
     r.driver = Some("470.0".parse().unwrap());
     let (flag, message) = usage(&r);
     assert_eq!(flag, "--driver");
-    assert!(message.contains("no NGC PyTorch release runs on driver 470.0"), "{message}");
+    assert!(
+        message.contains("no NGC PyTorch release runs on driver 470.0"),
+        "{message}"
+    );
     assert!(message.contains('≥'), "{message}");
 }
 
@@ -107,7 +116,10 @@ fn dockerignore_lets_in_only_what_is_copied() {
         .iter()
         .find(|(p, _)| p.as_os_str() == ".dockerignore")
         .unwrap();
-    insta::assert_snapshot!("dockerignore-smoke", stable(String::from_utf8(ignore.clone()).unwrap()));
+    insta::assert_snapshot!(
+        "dockerignore-smoke",
+        stable(String::from_utf8(ignore.clone()).unwrap())
+    );
 }
 
 #[path = "dockerfile/context.rs"]

@@ -15,12 +15,22 @@ pub fn write_context(rendered: &Rendered, dir: &Path) -> Result<(), Error> {
         Error::Environment(format!("cannot {what} {}: {e}", path.display()))
     };
     fs::create_dir_all(dir).map_err(|e| io(dir, "create", e))?;
-    let mut all: Vec<(PathBuf, &[u8])> = vec![(PathBuf::from("Dockerfile"), rendered.dockerfile.as_bytes())];
-    all.extend(rendered.files.iter().map(|(p, b)| (p.clone(), b.as_slice())));
+    let mut all: Vec<(PathBuf, &[u8])> =
+        vec![(PathBuf::from("Dockerfile"), rendered.dockerfile.as_bytes())];
+    all.extend(
+        rendered
+            .files
+            .iter()
+            .map(|(p, b)| (p.clone(), b.as_slice())),
+    );
     for (rel, bytes) in all {
         // Context paths come from our own templates; refuse anything that would escape `dir`.
         if !rel.components().all(|c| matches!(c, Component::Normal(_))) {
-            return Err(Error::Environment(format!("refusing to write {} outside {}", rel.display(), dir.display())));
+            return Err(Error::Environment(format!(
+                "refusing to write {} outside {}",
+                rel.display(),
+                dir.display()
+            )));
         }
         let path = dir.join(&rel);
         if let Some(parent) = path.parent() {

@@ -78,7 +78,11 @@ fn version_flag(flag: &str, value: &Option<String>) -> Result<(), Error> {
 }
 
 /// A `FROM` reference from matrix data, checked like user input because `--matrices` is user input.
-fn pinned(repository: &str, tag: &str, digest: Option<&str>) -> Result<(String, Option<String>), Error> {
+fn pinned(
+    repository: &str,
+    tag: &str,
+    digest: Option<&str>,
+) -> Result<(String, Option<String>), Error> {
     let digest = digest.map(|d| {
         if d.starts_with("sha256:") {
             d.to_string()
@@ -112,13 +116,27 @@ fn select_rocm(req: &DockerfileRequest, m: &Matrices) -> Result<BaseImage, Error
     ] {
         version_flag(flag, v)?;
     }
-    let series = req.rocm.as_deref().map(parse_with_parts).transpose().ok().flatten();
+    let series = req
+        .rocm
+        .as_deref()
+        .map(parse_with_parts)
+        .transpose()
+        .ok()
+        .flatten();
     let fits = |r: &RocmRelease, i: &RocmImage| -> [bool; 4] {
         [
-            series.as_ref().is_none_or(|(v, p)| r.version.in_series(v, *p)),
-            req.pytorch.as_deref().is_none_or(|p| version_prefix(&i.pytorch, p)),
-            req.ubuntu.as_deref().is_none_or(|u| version_prefix(&i.ubuntu, u)),
-            req.python.as_deref().is_none_or(|p| version_prefix(&i.python, p)),
+            series
+                .as_ref()
+                .is_none_or(|(v, p)| r.version.in_series(v, *p)),
+            req.pytorch
+                .as_deref()
+                .is_none_or(|p| version_prefix(&i.pytorch, p)),
+            req.ubuntu
+                .as_deref()
+                .is_none_or(|u| version_prefix(&i.ubuntu, u)),
+            req.python
+                .as_deref()
+                .is_none_or(|p| version_prefix(&i.python, p)),
         ]
     };
     let runs_all = |r: &RocmRelease| req.gfx.iter().all(|&t| runs(m, r, t).is_some());
@@ -152,7 +170,11 @@ fn select_rocm(req: &DockerfileRequest, m: &Matrices) -> Result<BaseImage, Error
         notes.push(format!(
             "the matrix marks tag {} unconfirmed ({}): check that it exists before building",
             image.tag,
-            image.provenance.source.as_deref().unwrap_or("no source given")
+            image
+                .provenance
+                .source
+                .as_deref()
+                .unwrap_or("no source given")
         ));
     }
     if req.gfx.is_empty() {
@@ -216,22 +238,44 @@ fn rocm_not_found(
             (at(have, 0).abs_diff(at(w, 0))) * 100 + at(have, 1).abs_diff(at(w, 1))
         })
     };
-    let mut near: Vec<&(&RocmRelease, &RocmImage)> =
-        all.iter().filter(|(r, _)| !any_runs || runs_all(r)).collect();
+    let mut near: Vec<&(&RocmRelease, &RocmImage)> = all
+        .iter()
+        .filter(|(r, _)| !any_runs || runs_all(r))
+        .collect();
     // Stable sort: among equals, the newest-first order of `all` decides.
     near.sort_by_key(|(r, i)| {
         let missed = fits(r, i).iter().filter(|&&b| !b).count();
         let rv = [r.version.major(), r.version.minor()];
-        (missed, distance(&rv, &rocm_want), distance(&num_key(&i.pytorch), &pt_want))
+        (
+            missed,
+            distance(&rv, &rocm_want),
+            distance(&num_key(&i.pytorch), &pt_want),
+        )
     });
-    let list: Vec<&str> = near.iter().take(NEAREST).map(|(_, i)| i.tag.as_str()).collect();
-    let flag = if flags.is_empty() { "--matrices".to_string() } else { flags.join("/") };
+    let list: Vec<&str> = near
+        .iter()
+        .take(NEAREST)
+        .map(|(_, i)| i.tag.as_str())
+        .collect();
+    let flag = if flags.is_empty() {
+        "--matrices".to_string()
+    } else {
+        flags.join("/")
+    };
     Error::Usage {
         flag,
         message: format!(
             "no rocm/pytorch image for {}; nearest: {}",
-            if wanted.is_empty() { "any release".into() } else { wanted.join(" with ") },
-            if list.is_empty() { "none (the matrix lists no images)".into() } else { list.join(", ") }
+            if wanted.is_empty() {
+                "any release".into()
+            } else {
+                wanted.join(" with ")
+            },
+            if list.is_empty() {
+                "none (the matrix lists no images)".into()
+            } else {
+                list.join(", ")
+            }
         ),
     }
 }
@@ -276,7 +320,11 @@ fn select_ngc(req: &DockerfileRequest, m: &Matrices) -> Result<BaseImage, Error>
                 (Some(t), Some(h)) => (t - h).abs(),
                 _ => i64::MAX,
             });
-            let list: Vec<&str> = near.iter().take(NEAREST).map(|r| r.release.as_str()).collect();
+            let list: Vec<&str> = near
+                .iter()
+                .take(NEAREST)
+                .map(|r| r.release.as_str())
+                .collect();
             return Err(Error::Usage {
                 flag: "--ngc".into(),
                 message: format!(
@@ -297,9 +345,18 @@ fn select_ngc(req: &DockerfileRequest, m: &Matrices) -> Result<BaseImage, Error>
     }
     match &req.driver {
         Some(d) => match releases.iter().rev().find(|r| r.min_driver <= *d) {
-            Some(r) => ngc_base(r, &m.ngc.image, vec![format!("newest NGC release whose CUDA {} runs on driver {d}", r.cuda)]),
+            Some(r) => ngc_base(
+                r,
+                &m.ngc.image,
+                vec![format!(
+                    "newest NGC release whose CUDA {} runs on driver {d}",
+                    r.cuda
+                )],
+            ),
             None => {
-                let oldest = releases.iter().min_by(|a, b| a.min_driver.cmp(&b.min_driver));
+                let oldest = releases
+                    .iter()
+                    .min_by(|a, b| a.min_driver.cmp(&b.min_driver));
                 Err(Error::Usage {
                     flag: "--driver".into(),
                     message: match oldest {
@@ -328,7 +385,11 @@ fn select_ngc(req: &DockerfileRequest, m: &Matrices) -> Result<BaseImage, Error>
 
 /// A user value for an error message: escaped so it cannot break the terminal.
 fn validate_shown(v: &str) -> String {
-    v.chars().take(40).collect::<String>().escape_debug().to_string()
+    v.chars()
+        .take(40)
+        .collect::<String>()
+        .escape_debug()
+        .to_string()
 }
 
 fn select_cpu(req: &DockerfileRequest) -> Result<BaseImage, Error> {
@@ -351,7 +412,11 @@ fn select_cpu(req: &DockerfileRequest) -> Result<BaseImage, Error> {
         Some((n, d)) => (n, Some(d.to_string())),
         None => (base.as_str(), None),
     };
-    let tag = name.rsplit('/').next().and_then(|last| last.split_once(':')).map(|(_, t)| t);
+    let tag = name
+        .rsplit('/')
+        .next()
+        .and_then(|last| last.split_once(':'))
+        .map(|(_, t)| t);
     if digest.is_none() && tag.is_none_or(|t| t == "latest") {
         return Err(Error::Usage {
             flag: "--base".into(),
