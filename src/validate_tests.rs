@@ -30,7 +30,10 @@ const HOSTILE: &[&str] = &[
     "numpy@file:///etc/passwd",
 ];
 
-fn refused(f: fn(&str, &str) -> Result<(), Error>, flag: &str, value: &str) -> String {
+/// One of the checks in this module.
+type Check = fn(&str, &str) -> Result<(), Error>;
+
+fn refused(f: Check, flag: &str, value: &str) -> String {
     match f(flag, value) {
         Err(Error::Usage { flag: got, message }) => {
             assert_eq!(got, flag);
@@ -42,7 +45,7 @@ fn refused(f: fn(&str, &str) -> Result<(), Error>, flag: &str, value: &str) -> S
 
 #[test]
 fn hostile_values_are_refused_by_every_check() {
-    let checks: [(fn(&str, &str) -> Result<(), Error>, &str); 4] = [
+    let checks: [(Check, &str); 4] = [
         (pip_requirement, "--pip"),
         (apt_package, "--apt"),
         (image_reference, "--base"),
@@ -83,10 +86,7 @@ fn messages_name_the_character() {
 fn long_and_empty_values_are_refused() {
     let long = "a".repeat(MAX_LEN + 1);
     for (check, flag) in [
-        (
-            pip_requirement as fn(&str, &str) -> Result<(), Error>,
-            "--pip",
-        ),
+        (pip_requirement as Check, "--pip"),
         (apt_package, "--apt"),
         (image_reference, "--base"),
         (env_name, "--env"),

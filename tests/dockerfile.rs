@@ -110,7 +110,7 @@ fn snapshot_cpu_base_pip_onnxruntime() {
 fn dockerignore_lets_in_only_what_is_copied() {
     let mut r = req(Stack::Cpu);
     r.with_smoke_tests = true;
-    let out = render(&r, &m()).unwrap();
+    let out = render(&r, m()).unwrap();
     let (_, ignore) = out
         .files
         .iter()

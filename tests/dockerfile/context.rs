@@ -23,7 +23,7 @@ fn files_under(dir: &Path) -> Vec<PathBuf> {
 fn writes_dockerfile_and_dockerignore_only() {
     let d = tempfile::tempdir().unwrap();
     let ctx = d.path().join("ctx");
-    let out = render(&req(Stack::Cpu), &m()).unwrap();
+    let out = render(&req(Stack::Cpu), m()).unwrap();
     write_context(&out, &ctx).unwrap();
     assert_eq!(
         files_under(&ctx),
@@ -43,7 +43,7 @@ fn smoke_tests_are_copied_and_no_tmp_is_left() {
     let d = tempfile::tempdir().unwrap();
     let mut r = req(Stack::Rocm);
     r.with_smoke_tests = true;
-    let out = render(&r, &m()).unwrap();
+    let out = render(&r, m()).unwrap();
     write_context(&out, d.path()).unwrap();
     let files = files_under(d.path());
     assert!(
@@ -66,7 +66,7 @@ fn smoke_tests_are_copied_and_no_tmp_is_left() {
 #[test]
 fn failure_leaves_no_tmp_file() {
     let d = tempfile::tempdir().unwrap();
-    let out = render(&req(Stack::Cpu), &m()).unwrap();
+    let out = render(&req(Stack::Cpu), m()).unwrap();
     // A directory where the Dockerfile should go makes the rename fail after the temp file was written.
     std::fs::create_dir_all(d.path().join("Dockerfile/x")).unwrap();
     assert!(write_context(&out, d.path()).is_err());

@@ -11,7 +11,7 @@ fn rocm_filters_pick_the_newest_match() {
     r.pytorch = Some("2.5".into());
     r.ubuntu = Some("22.04".into());
     r.python = Some("3.11".into());
-    let b = select_base(&r, &m()).unwrap();
+    let b = select_base(&r, m()).unwrap();
     assert_eq!(
         b.reference,
         "rocm/pytorch:rocm6.4.2_ubuntu22.04_py3.11_pytorch_release_2.5.1"
@@ -24,10 +24,10 @@ fn rocm_filters_pick_the_newest_match() {
 fn pytorch_prefix_matches_whole_parts_only() {
     let mut r = req(Stack::Rocm);
     r.pytorch = Some("2.1".into());
-    let b = select_base(&r, &m()).unwrap();
+    let b = select_base(&r, m()).unwrap();
     assert_eq!(b.pytorch.as_deref(), Some("2.1.2"));
     r.pytorch = Some("2.10".into());
-    let b = select_base(&r, &m()).unwrap();
+    let b = select_base(&r, m()).unwrap();
     assert_eq!(b.pytorch.as_deref(), Some("2.10.0"));
 }
 
@@ -36,7 +36,7 @@ fn gfx_override_reaches_releases_that_build_the_target() {
     // gfx1031 is never built; gpus.yaml sends it to gfx1030, so releases building gfx1030 qualify.
     let mut r = req(Stack::Rocm);
     r.gfx = vec!["gfx1031".parse().unwrap()];
-    let b = select_base(&r, &m()).unwrap();
+    let b = select_base(&r, m()).unwrap();
     assert!(
         b.notes
             .iter()
@@ -93,7 +93,7 @@ fn bad_version_flags_are_usage_errors() {
 fn unconfirmed_tag_gets_a_note_and_a_label() {
     let mut r = req(Stack::Rocm);
     r.rocm = Some("7.2".into());
-    let out = render(&r, &m()).unwrap();
+    let out = render(&r, m()).unwrap();
     assert!(
         out.notes.iter().any(|n| n.contains("unconfirmed")),
         "{:?}",
@@ -107,7 +107,7 @@ fn unconfirmed_tag_gets_a_note_and_a_label() {
         out.dockerfile
     );
     r.rocm = Some("6.4".into());
-    let out = render(&r, &m()).unwrap();
+    let out = render(&r, m()).unwrap();
     assert!(!out.labels.contains_key("io.rocmenv.tag-confidence"));
 }
 
@@ -126,7 +126,7 @@ fn ngc_unknown_release_lists_nearest() {
 #[test]
 fn ngc_without_driver_takes_newest_and_says_so() {
     let m = m();
-    let b = select_base(&req(Stack::Ngc), &m).unwrap();
+    let b = select_base(&req(Stack::Ngc), m).unwrap();
     assert_eq!(
         b.matrix_release,
         format!("ngc-{}", m.ngc.releases.last().unwrap().release)
@@ -139,7 +139,7 @@ fn ngc_auto_pick_fits_the_driver() {
     let m = m();
     let mut r = req(Stack::Ngc);
     r.driver = Some("550.54.15".parse().unwrap());
-    let b = select_base(&r, &m).unwrap();
+    let b = select_base(&r, m).unwrap();
     let rel = m
         .ngc_release(b.matrix_release.trim_start_matches("ngc-"))
         .unwrap();
