@@ -46,7 +46,7 @@ struct Onnx {
     providers: Vec<&'static str>,
 }
 
-/// What the templates see; see the README of `images/` for each name.
+/// What the templates see; `images/README.md` describes each name.
 #[derive(Debug, Serialize)]
 struct TemplateContext<'a> {
     rocmenv_version: &'static str,
@@ -100,6 +100,26 @@ fn validate_request(req: &DockerfileRequest) -> Result<(), Error> {
     }
     if let Some(s) = &req.source {
         validate::label_value("--source", s)?;
+    }
+    let rocm_flags = [
+        ("--rocm", &req.rocm),
+        ("--pytorch", &req.pytorch),
+        ("--ubuntu", &req.ubuntu),
+        ("--python", &req.python),
+    ];
+    let stray = match req.stack {
+        Stack::Rocm => None,
+        _ => rocm_flags
+            .iter()
+            .find(|(_, v)| v.is_some())
+            .map(|(f, _)| *f),
+    };
+    let stray = stray.or((req.stack != Stack::Ngc && req.ngc.is_some()).then_some("--ngc"));
+    if let Some(flag) = stray {
+        return Err(Error::Usage {
+            flag: flag.into(),
+            message: format!("does not apply to the {} stack", req.stack),
+        });
     }
     if req.base.is_some() && req.stack != Stack::Cpu {
         return Err(Error::Usage {
@@ -159,7 +179,8 @@ fn labels(
             l.insert(format!("io.rocmenv.{key}"), v.clone());
         }
     }
-    if !req.gfx.is_empty() {
+    // gfx targets describe AMD GPUs; a caller may pass the detected ones whatever the stack.
+    if req.stack == Stack::Rocm && !req.gfx.is_empty() {
         let gfx: Vec<String> = req.gfx.iter().map(|g| g.to_string()).collect();
         l.insert("io.rocmenv.gfx".into(), gfx.join(","));
     }
@@ -194,7 +215,10 @@ fn render_template(name: &str, ctx: &TemplateContext<'_>) -> Result<String, Erro
         .map_err(template_error)?;
     env.set_syntax(syntax);
     env.add_filter("sq", single_quote);
-    for file in IMAGES.files() {
+    for file in IMAGES
+        .files()
+        .filter(|f| f.path().extension().is_some_and(|e| e == "j2"))
+    {
         let path = file.path().to_string_lossy().into_owned();
         let text = file.contents_utf8().unwrap_or_default().to_string();
         env.add_template_owned(path, text).map_err(template_error)?;

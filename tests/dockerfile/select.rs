@@ -234,3 +234,21 @@ fn hostile_matrix_digest_is_refused() {
     r.ngc = Some("24.05".into());
     assert_eq!(usage_with(&r, &m).0, "--matrices");
 }
+
+#[test]
+fn flags_of_another_stack_are_refused() {
+    let mut r = req(Stack::Cpu);
+    r.rocm = Some("6.2".into());
+    assert_eq!(usage(&r).0, "--rocm");
+    let mut r = req(Stack::Rocm);
+    r.ngc = Some("24.05".into());
+    assert_eq!(usage(&r).0, "--ngc");
+    // A detected GPU or driver may be passed whatever the stack; it only labels rocm images.
+    let mut r = req(Stack::Cpu);
+    r.gfx = vec!["gfx90a".parse().unwrap()];
+    r.driver = Some("550.54.15".parse().unwrap());
+    assert!(!render(&r, m())
+        .unwrap()
+        .labels
+        .contains_key("io.rocmenv.gfx"));
+}
