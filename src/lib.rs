@@ -2,6 +2,7 @@
 
 pub mod checks;
 pub mod cli;
+pub mod dockerfile;
 pub mod doctor;
 pub mod engine;
 pub mod env_command;
@@ -13,4 +14,5 @@ pub mod matrix;
 pub mod parse;
 pub mod report;
 pub mod target;
+pub mod validate;
 pub mod version;

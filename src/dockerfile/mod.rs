@@ -1,0 +1,14 @@
+//! `rocmenv dockerfile`: a Dockerfile and build context for the rocm, ngc or cpu stack, from the templates in `images/`.
+
+mod context;
+mod render;
+mod request;
+mod select;
+mod select_ngc;
+mod select_rocm;
+
+pub use context::write_context;
+pub use render::{render, Rendered, SMOKE_TESTS_DIR, USER_NAME, USER_UID};
+pub use request::{DockerfileRequest, Stack};
+pub use select::{select_base, BaseImage, CPU_DEFAULT_BASE};
+pub use select_rocm::ROCM_REPOSITORY;

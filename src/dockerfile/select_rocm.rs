@@ -1,0 +1,220 @@
+//! Picking a `rocm/pytorch` tag: version filters, gfx targets (with overrides) and "nearest" suggestions.
+
+use super::request::DockerfileRequest;
+use super::select::{pinned, BaseImage, NEAREST};
+use crate::error::Error;
+use crate::gfx::GfxTarget;
+use crate::matrix::{Matrices, RocmImage, RocmRelease};
+use crate::version::parse_with_parts;
+
+/// Where AMD publishes its PyTorch images.
+pub const ROCM_REPOSITORY: &str = "rocm/pytorch";
+
+/// Numeric parts of a version-like string (`2.4.0a0` → 2, 4, 0) for ordering.
+fn num_key(s: &str) -> Vec<u64> {
+    s.split('.')
+        .map(|p| {
+            let digits: String = p.chars().take_while(char::is_ascii_digit).collect();
+            digits.parse().unwrap_or(0)
+        })
+        .collect()
+}
+
+/// True when `want` names `have` or a series of it: `2.3` matches `2.3.0`, not `2.30.0`.
+fn version_prefix(have: &str, want: &str) -> bool {
+    have == want || have.strip_prefix(want).is_some_and(|r| r.starts_with('.'))
+}
+
+/// Refuses a version flag that is not `X[.Y[.Z]]`, so it can be matched and echoed safely.
+fn version_flag(flag: &str, value: &Option<String>) -> Result<(), Error> {
+    match value {
+        Some(v) => parse_with_parts(v).map(|_| ()).map_err(|e| Error::Usage {
+            flag: flag.into(),
+            message: e.to_string(),
+        }),
+        None => Ok(()),
+    }
+}
+
+/// True when `release` runs `target`: it builds it, or the override gpus.yaml names (and does not call crashing).
+fn runs(m: &Matrices, release: &RocmRelease, target: GfxTarget) -> Option<Option<GfxTarget>> {
+    if release.builds(target) {
+        return Some(None);
+    }
+    let o = m.gfx_info(target)?.override_to.as_ref()?;
+    (!o.crashes && release.builds(o.target)).then_some(Some(o.target))
+}
+
+/// The newest `rocm/pytorch` image that matches the version flags and runs every gfx target.
+pub(super) fn select_rocm(req: &DockerfileRequest, m: &Matrices) -> Result<BaseImage, Error> {
+    for (flag, v) in [
+        ("--rocm", &req.rocm),
+        ("--pytorch", &req.pytorch),
+        ("--ubuntu", &req.ubuntu),
+        ("--python", &req.python),
+    ] {
+        version_flag(flag, v)?;
+    }
+    let series = req
+        .rocm
+        .as_deref()
+        .map(parse_with_parts)
+        .transpose()
+        .ok()
+        .flatten();
+    let fits = |r: &RocmRelease, i: &RocmImage| -> [bool; 4] {
+        [
+            series
+                .as_ref()
+                .is_none_or(|(v, p)| r.version.in_series(v, *p)),
+            req.pytorch
+                .as_deref()
+                .is_none_or(|p| version_prefix(&i.pytorch, p)),
+            req.ubuntu
+                .as_deref()
+                .is_none_or(|u| version_prefix(&i.ubuntu, u)),
+            req.python
+                .as_deref()
+                .is_none_or(|p| version_prefix(&i.python, p)),
+        ]
+    };
+    let runs_all = |r: &RocmRelease| req.gfx.iter().all(|&t| runs(m, r, t).is_some());
+    let mut all: Vec<(&RocmRelease, &RocmImage)> = m
+        .rocm
+        .releases
+        .iter()
+        .flat_map(|r| r.images.iter().map(move |i| (r, i)))
+        .collect();
+    // Newest ROCm, then PyTorch, Ubuntu, Python; then confirmed tags and AMD's `_release_` naming.
+    all.sort_by_key(|(r, i)| {
+        std::cmp::Reverse((
+            r.version.clone(),
+            num_key(&i.pytorch),
+            num_key(&i.ubuntu),
+            num_key(&i.python),
+            !i.provenance.is_unconfirmed("*"),
+            i.tag.contains("_release_"),
+        ))
+    });
+    let chosen = all
+        .iter()
+        .find(|(r, i)| runs_all(r) && fits(r, i).iter().all(|&b| b));
+    let Some(&(release, image)) = chosen else {
+        return Err(rocm_not_found(req, &all, &fits, &runs_all));
+    };
+    let (reference, digest) = pinned(ROCM_REPOSITORY, &image.tag, image.digest.as_deref())?;
+    let unconfirmed = image.provenance.is_unconfirmed("*");
+    let mut notes = Vec::new();
+    if unconfirmed {
+        notes.push(format!(
+            "the matrix marks tag {} unconfirmed ({}): check that it exists before building",
+            image.tag,
+            image
+                .provenance
+                .source
+                .as_deref()
+                .unwrap_or("no source given")
+        ));
+    }
+    if req.gfx.is_empty() {
+        notes.push("no GPU given: this is the newest matching image; pass --gfx to pick one that builds your GPU".into());
+    }
+    for &t in &req.gfx {
+        if let Some(Some(to)) = runs(m, release, t) {
+            notes.push(format!(
+                "ROCm {} does not build {t}; it runs as {to} with HSA_OVERRIDE_GFX_VERSION={}",
+                release.version,
+                to.override_value()
+            ));
+        }
+    }
+    Ok(BaseImage {
+        reference,
+        digest,
+        matrix_release: format!("rocm-{}", release.version),
+        rocm: Some(release.version.to_string()),
+        pytorch: Some(image.pytorch.clone()),
+        python: Some(image.python.clone()),
+        ubuntu: Some(image.ubuntu.clone()),
+        cuda: None,
+        unconfirmed,
+        notes,
+    })
+}
+
+/// The "nothing matches" error, listing the images closest to what was asked.
+fn rocm_not_found(
+    req: &DockerfileRequest,
+    all: &[(&RocmRelease, &RocmImage)],
+    fits: &dyn Fn(&RocmRelease, &RocmImage) -> [bool; 4],
+    runs_all: &dyn Fn(&RocmRelease) -> bool,
+) -> Error {
+    let asked = [&req.rocm, &req.pytorch, &req.ubuntu, &req.python];
+    let names = ["--rocm", "--pytorch", "--ubuntu", "--python"];
+    let words = ["ROCm", "PyTorch", "Ubuntu", "Python"];
+    let mut flags: Vec<&str> = names
+        .iter()
+        .zip(asked)
+        .filter(|(_, a)| a.is_some())
+        .map(|(n, _)| *n)
+        .collect();
+    let mut wanted: Vec<String> = words
+        .iter()
+        .zip(asked)
+        .filter_map(|(w, a)| a.as_ref().map(|a| format!("{w} {a}")))
+        .collect();
+    if !req.gfx.is_empty() {
+        let gfx: Vec<String> = req.gfx.iter().map(|g| g.to_string()).collect();
+        wanted.push(format!("running {}", gfx.join(", ")));
+        flags.push("--gfx");
+    }
+    let any_runs = all.iter().any(|(r, _)| runs_all(r));
+    let rocm_want = req.rocm.as_deref().map(num_key);
+    let pt_want = req.pytorch.as_deref().map(num_key);
+    let distance = |have: &[u64], want: &Option<Vec<u64>>| -> u64 {
+        want.as_ref().map_or(0, |w| {
+            let at = |v: &[u64], i: usize| v.get(i).copied().unwrap_or(0);
+            (at(have, 0).abs_diff(at(w, 0))) * 100 + at(have, 1).abs_diff(at(w, 1))
+        })
+    };
+    let mut near: Vec<&(&RocmRelease, &RocmImage)> = all
+        .iter()
+        .filter(|(r, _)| !any_runs || runs_all(r))
+        .collect();
+    // Stable sort: among equals, the newest-first order of `all` decides.
+    near.sort_by_key(|(r, i)| {
+        let missed = fits(r, i).iter().filter(|&&b| !b).count();
+        let rv = [r.version.major(), r.version.minor()];
+        (
+            missed,
+            distance(&rv, &rocm_want),
+            distance(&num_key(&i.pytorch), &pt_want),
+        )
+    });
+    let list: Vec<&str> = near
+        .iter()
+        .take(NEAREST)
+        .map(|(_, i)| i.tag.as_str())
+        .collect();
+    let flag = if flags.is_empty() {
+        "--matrices".to_string()
+    } else {
+        flags.join("/")
+    };
+    Error::Usage {
+        flag,
+        message: format!(
+            "no rocm/pytorch image for {}; nearest: {}",
+            if wanted.is_empty() {
+                "any release".into()
+            } else {
+                wanted.join(" with ")
+            },
+            if list.is_empty() {
+                "none (the matrix lists no images)".into()
+            } else {
+                list.join(", ")
+            }
+        ),
+    }
+}

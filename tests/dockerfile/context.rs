@@ -1,0 +1,74 @@
+//! `write_context`: exactly the context files, atomically, and nothing half-written left behind.
+
+use super::{m, req};
+use rocmenv::dockerfile::{render, write_context, Stack};
+use std::path::{Path, PathBuf};
+
+fn files_under(dir: &Path) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        let name = PathBuf::from(p.file_name().unwrap());
+        if p.is_dir() {
+            out.extend(files_under(&p).into_iter().map(|f| name.join(f)));
+        } else {
+            out.push(name);
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn writes_dockerfile_and_dockerignore_only() {
+    let d = tempfile::tempdir().unwrap();
+    let ctx = d.path().join("ctx");
+    let out = render(&req(Stack::Cpu), m()).unwrap();
+    write_context(&out, &ctx).unwrap();
+    assert_eq!(
+        files_under(&ctx),
+        [PathBuf::from(".dockerignore"), PathBuf::from("Dockerfile")]
+    );
+    assert_eq!(
+        std::fs::read_to_string(ctx.join("Dockerfile")).unwrap(),
+        out.dockerfile
+    );
+    // Writing again overwrites our own files and leaves nothing else.
+    write_context(&out, &ctx).unwrap();
+    assert_eq!(files_under(&ctx).len(), 2);
+}
+
+#[test]
+fn smoke_tests_are_copied_and_no_tmp_is_left() {
+    let d = tempfile::tempdir().unwrap();
+    let mut r = req(Stack::Rocm);
+    r.with_smoke_tests = true;
+    let out = render(&r, m()).unwrap();
+    write_context(&out, d.path()).unwrap();
+    let files = files_under(d.path());
+    assert!(
+        files.contains(&PathBuf::from("smoke-tests/README.md")),
+        "{files:?}"
+    );
+    assert!(
+        files
+            .iter()
+            .all(|f| f.extension().is_none_or(|e| e != "tmp")),
+        "{files:?}"
+    );
+    let shipped = files_under(&Path::new(env!("CARGO_MANIFEST_DIR")).join("smoke-tests"));
+    assert_eq!(files.len(), shipped.len() + 2, "{files:?}");
+    assert!(out
+        .dockerfile
+        .contains("COPY smoke-tests/ /opt/rocmenv/smoke-tests/"));
+}
+
+#[test]
+fn failure_leaves_no_tmp_file() {
+    let d = tempfile::tempdir().unwrap();
+    let out = render(&req(Stack::Cpu), m()).unwrap();
+    // A directory where the Dockerfile should go makes the rename fail after the temp file was written.
+    std::fs::create_dir_all(d.path().join("Dockerfile/x")).unwrap();
+    assert!(write_context(&out, d.path()).is_err());
+    assert!(!d.path().join("Dockerfile.tmp").exists());
+}
