@@ -33,11 +33,127 @@ pub enum Command {
     ///
     /// Exit codes: 0 printed, 1 a GPU cannot run the release (or no GPU), 2 bad input.
     Env(EnvArgs),
+    /// Render a Dockerfile (and with -o, a complete build context) for the rocm/pytorch, NGC PyTorch or
+    /// Debian CPU stack: base image pinned from the matrices, the computed GPU variables baked in, a
+    /// non-root user in video and render, OCI labels.
+    ///
+    /// Exit codes: 0 written, 2 bad input (a value that would change the Dockerfile's meaning, an unknown
+    /// version combination with the nearest ones listed), 3 the files could not be written.
+    Dockerfile(Box<DockerfileArgs>),
     /// Print a shell completion script: `rocmenv completions bash > /etc/bash_completion.d/rocmenv`.
     Completions {
         /// bash, zsh, fish, elvish or powershell.
         shell: clap_complete::Shell,
     },
+}
+
+/// The container stack.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum StackArg {
+    /// AMD's rocm/pytorch images.
+    Rocm,
+    /// NVIDIA's nvcr.io/nvidia/pytorch images.
+    Ngc,
+    /// Debian with python3-torch: no GPU, no registry needed.
+    Cpu,
+}
+
+impl From<StackArg> for crate::dockerfile::Stack {
+    fn from(s: StackArg) -> Self {
+        match s {
+            StackArg::Rocm => crate::dockerfile::Stack::Rocm,
+            StackArg::Ngc => crate::dockerfile::Stack::Ngc,
+            StackArg::Cpu => crate::dockerfile::Stack::Cpu,
+        }
+    }
+}
+
+/// Stack and version options shared by `dockerfile` and `build`.
+#[derive(Debug, Args)]
+pub struct StackArgs {
+    /// Which stack.
+    #[arg(long, value_enum)]
+    pub stack: StackArg,
+    /// rocm: the ROCm release (X.Y or X.Y.Z). Default: the newest whose image supports the GPUs.
+    #[arg(long, value_name = "X.Y")]
+    pub rocm: Option<String>,
+    /// rocm: the PyTorch version (prefix: 2.3 matches 2.3.0).
+    #[arg(long, value_name = "X.Y")]
+    pub pytorch: Option<String>,
+    /// rocm: the image's Ubuntu version.
+    #[arg(long, value_name = "YY.MM")]
+    pub ubuntu: Option<String>,
+    /// rocm: the image's Python version.
+    #[arg(long, value_name = "3.N")]
+    pub python: Option<String>,
+    /// The GPU's gfx target instead of detecting it (repeatable).
+    #[arg(long, value_name = "gfxNNNN")]
+    pub gfx: Vec<String>,
+    /// Detect GPUs and the NVIDIA driver from this host tree instead of `/`.
+    #[arg(long, value_name = "DIR")]
+    pub sysroot: Option<PathBuf>,
+    /// ngc: the release (YY.MM). Default: the newest whose CUDA the driver runs.
+    #[arg(long, value_name = "YY.MM")]
+    pub ngc: Option<String>,
+    /// ngc: the host's NVIDIA driver version, instead of detecting it.
+    #[arg(long, value_name = "VERSION")]
+    pub driver: Option<String>,
+    /// cpu: start from this (locally imported) image instead of debian:bookworm-slim.
+    #[arg(long, value_name = "IMAGE")]
+    pub base: Option<String>,
+    /// Add a pip package (name with an optional version specifier; repeatable).
+    #[arg(long, value_name = "PKG")]
+    pub pip: Vec<String>,
+    /// Add a Debian/Ubuntu package (repeatable).
+    #[arg(long, value_name = "PKG")]
+    pub apt: Vec<String>,
+    /// Add ONNX Runtime with the execution provider that fits the stack.
+    #[arg(long)]
+    pub onnxruntime: bool,
+    /// Copy rocmenv's smoke-test suites into the image.
+    #[arg(long)]
+    pub with_smoke_tests: bool,
+    /// URL for the org.opencontainers.image.source label.
+    #[arg(long, value_name = "URL")]
+    pub source: Option<String>,
+}
+
+/// Flags of `rocmenv dockerfile`.
+#[derive(Debug, Args)]
+pub struct DockerfileArgs {
+    /// Stack and versions.
+    #[command(flatten)]
+    pub stack: StackArgs,
+    /// Write Dockerfile, .dockerignore and the copied files into this directory instead of printing the Dockerfile.
+    #[arg(short = 'o', long = "output", value_name = "DIR")]
+    pub output: Option<PathBuf>,
+}
+
+impl StackArgs {
+    /// The options the dockerfile module takes.
+    pub fn options(
+        self,
+        matrices: Option<PathBuf>,
+    ) -> crate::dockerfile_command::DockerfileOptions {
+        crate::dockerfile_command::DockerfileOptions {
+            stack: self.stack.into(),
+            rocm: self.rocm,
+            pytorch: self.pytorch,
+            ubuntu: self.ubuntu,
+            python: self.python,
+            gfx: self.gfx,
+            sysroot: self.sysroot,
+            ngc: self.ngc,
+            driver: self.driver,
+            base: self.base,
+            pip: self.pip,
+            apt: self.apt,
+            onnxruntime: self.onnxruntime,
+            with_smoke_tests: self.with_smoke_tests,
+            source: self.source,
+            matrices,
+        }
+    }
 }
 
 /// Flags of `rocmenv env`.

@@ -3,6 +3,7 @@
 pub mod checks;
 pub mod cli;
 pub mod dockerfile;
+pub mod dockerfile_command;
 pub mod doctor;
 pub mod engine;
 pub mod env_command;

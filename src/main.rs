@@ -54,6 +54,16 @@ fn run(cli: Cli) -> Result<i32, Error> {
             };
             rocmenv::env_command::run(&opts, &mut stdout.lock(), &mut std::io::stderr())
         }
+        Command::Dockerfile(a) => {
+            let a = *a;
+            let opts = a.stack.options(cli.matrices);
+            rocmenv::dockerfile_command::run(
+                &opts,
+                a.output.as_deref(),
+                &mut stdout.lock(),
+                &mut std::io::stderr(),
+            )
+        }
         Command::Completions { shell } => {
             clap_complete::generate(shell, &mut Cli::command(), "rocmenv", &mut stdout.lock());
             Ok(0)

