@@ -10,5 +10,6 @@ pub mod host;
 pub mod matrix;
 pub mod parse;
 pub mod report;
+pub mod runtime;
 pub mod target;
 pub mod version;
