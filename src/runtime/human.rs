@@ -22,6 +22,7 @@ fn runtime(p: &RuntimeProbe, title: &str, out: &mut dyn Write) -> std::io::Resul
     writeln!(out, "{title} ({})", facts.join(", "))?;
     let (mark, summary) = match p.status {
         ProbeStatus::LibraryMissing => ("-", "library not found".to_string()),
+        ProbeStatus::Unsupported => ("-", "not probed by this build".to_string()),
         ProbeStatus::NoDevice => ("!", "the runtime loads but sees no device".to_string()),
         ProbeStatus::Error => ("✗", "the runtime failed".to_string()),
         ProbeStatus::Ok => {

@@ -61,6 +61,8 @@ pub struct RuntimeProbe {
 pub enum ProbeStatus {
     /// The runtime's library could not be loaded.
     LibraryMissing,
+    /// This build cannot load libraries at all (a fully static musl binary has no `dlopen`).
+    Unsupported,
     /// The library loaded but sees no device (`hipErrorNoDevice`, `CUDA_ERROR_NO_DEVICE`, or 0 devices).
     NoDevice,
     /// The library loaded but a call or a device check failed.
@@ -221,17 +223,31 @@ impl ProbeOptions {
 
 /// Probes CUDA, then HIP. Never panics: a panic inside a probe becomes an `Error` status.
 pub fn probe_all(opts: &ProbeOptions) -> RuntimeReport {
+    if cfg!(target_env = "musl") {
+        let unsupported = |runtime, backend| {
+            let mut p = RuntimeProbe::stopped(runtime, backend, ProbeStatus::Unsupported);
+            p.note = Some(STATIC_NOTE.to_string());
+            p
+        };
+        return RuntimeReport {
+            cuda: unsupported("cuda", cuda::backend_name()),
+            hip: unsupported("hip", hip::backend_name()),
+        };
+    }
     let cuda = loaded::guard("cuda", cuda::backend_name(), || cuda::probe(opts));
     let hip = loaded::guard("hip", hip::backend_name(), || hip::probe(opts));
     RuntimeReport { cuda, hip }
 }
+
+/// Why a musl build does not probe: the libraries it would load are glibc's.
+const STATIC_NOTE: &str = "this rocmenv is a musl build, which cannot load the glibc-built libcuda or libamdhip64: use the glibc build (dynamically linked) for runtime probes";
 
 /// The process exit code for `rocmenv probe`, per DESIGN.md.
 ///
 /// `0`: at least one runtime works (`Ok`) and no present runtime failed (`Error`); a runtime that
 /// loads but sees no device beside a working one is not a failure (a stray `libamdhip64` on a CUDA
 /// host). `1`: a runtime failed, or runtimes loaded but none sees a device. `3`: no runtime library
-/// could be loaded at all, so nothing could be checked.
+/// could be loaded at all (or this static build cannot load any), so nothing could be checked.
 pub fn exit_code(report: &RuntimeReport) -> i32 {
     let all = [&report.cuda, &report.hip];
     let has = |s: ProbeStatus| all.iter().any(|p| p.status == s);

@@ -373,6 +373,7 @@ fn exit_codes() {
     assert_eq!(exit_code(&r(Ok, Error)), 1);
     assert_eq!(exit_code(&r(Error, LibraryMissing)), 1);
     assert_eq!(exit_code(&r(LibraryMissing, Ok)), 0);
+    assert_eq!(exit_code(&r(Unsupported, Unsupported)), 3);
 }
 
 #[cfg(not(feature = "hip"))]
