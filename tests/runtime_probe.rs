@@ -144,7 +144,7 @@ fn this_machine_reports_cuda_absent_and_hip_without_device() {
     rocmenv::runtime::render_human(&report, &mut text).unwrap();
     let text = String::from_utf8(text).unwrap();
     assert!(
-        text.starts_with("CUDA (") && text.contains("\nHIP ("),
+        text.starts_with("CUDA: cudarc") && text.contains("\nHIP: "),
         "{text}"
     );
 }

@@ -15,11 +15,13 @@ fn gib(b: u64) -> String {
 }
 
 fn runtime(p: &RuntimeProbe, title: &str, out: &mut dyn Write) -> std::io::Result<()> {
-    let mut facts = vec![p.backend.clone()];
-    facts.extend(p.library.clone());
+    writeln!(out, "{title}: {}", p.backend)?;
+    let mut facts: Vec<String> = p.library.iter().cloned().collect();
     facts.extend(p.runtime_version.as_ref().map(|v| format!("runtime {v}")));
     facts.extend(p.driver_version.as_ref().map(|v| format!("driver {v}")));
-    writeln!(out, "{title} ({})", facts.join(", "))?;
+    if !facts.is_empty() {
+        writeln!(out, "  {}", facts.join(", "))?;
+    }
     let (mark, summary) = match p.status {
         ProbeStatus::LibraryMissing => ("-", "library not found".to_string()),
         ProbeStatus::Unsupported => ("-", "not probed by this build".to_string()),
