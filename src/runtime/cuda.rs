@@ -191,10 +191,17 @@ fn probe_device(i: i32, opts: &ProbeOptions, ptx: Option<&Kernel>) -> RuntimeDev
     if !opts.round_trip && ptx.is_none() {
         return d;
     }
-    // SAFETY: `dev` came from cuDeviceGet; the context is released below.
-    let current = unsafe { cu::primary_ctx::retain(dev).and_then(|ctx| cu::ctx::set_current(ctx)) };
+    // SAFETY: `dev` came from cuDeviceGet; every successful retain is released below.
+    let current = unsafe {
+        match cu::primary_ctx::retain(dev) {
+            Err(e) => Err(derr(e, "cuDevicePrimaryCtxRetain")),
+            Ok(ctx) => cu::ctx::set_current(ctx).map_err(|e| {
+                let _ = cu::primary_ctx::release(dev);
+                derr(e, "cuCtxSetCurrent")
+            }),
+        }
+    };
     if let Err(e) = current {
-        let e = derr(e, "cuDevicePrimaryCtxRetain");
         d.round_trip = Some(Check::fail("no context on this device", Some(e)));
         return d;
     }
