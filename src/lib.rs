@@ -14,6 +14,7 @@ pub mod host;
 pub mod matrix;
 pub mod parse;
 pub mod report;
+pub mod runtime;
 pub mod target;
 pub mod validate;
 pub mod version;
