@@ -40,6 +40,15 @@ pub enum Command {
     /// Exit codes: 0 written, 2 bad input (a value that would change the Dockerfile's meaning, an unknown
     /// version combination with the nearest ones listed), 3 the files could not be written.
     Dockerfile(Box<DockerfileArgs>),
+    /// Ask the GPU runtimes themselves (CUDA through cudarc, HIP through libamdhip64) what they see: versions,
+    /// devices, and a real memory round trip (plus an NVRTC vectorAdd kernel on CUDA). Needs no Python.
+    ///
+    /// Exit codes: 0 a runtime works, 1 a runtime failed or sees no device, 3 no runtime library could be loaded.
+    Probe {
+        /// Print one JSON document.
+        #[arg(long)]
+        json: bool,
+    },
     /// Print a shell completion script: `rocmenv completions bash > /etc/bash_completion.d/rocmenv`.
     Completions {
         /// bash, zsh, fish, elvish or powershell.

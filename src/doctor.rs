@@ -54,7 +54,12 @@ pub fn build_report(opts: &DoctorOptions) -> Result<DoctorReport, Error> {
         let host = facts.env.get("DOCKER_HOST").map(String::as_str);
         crate::engine::docker_status(&crate::engine::endpoint_from_env(host))
     });
+    // The runtimes are the host's own: ask them only when checking the running host.
+    let runtime = root
+        .is_live()
+        .then(|| crate::runtime::probe_all(&crate::runtime::ProbeOptions::from_env()));
     let cx = Context {
+        runtime: runtime.as_ref(),
         facts: &facts,
         matrices: &matrices,
         target: &target,

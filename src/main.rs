@@ -5,7 +5,7 @@ use rocmenv::cli::{Cli, Command};
 use rocmenv::doctor::{self, DoctorOptions};
 use rocmenv::error::{Error, EXIT_USAGE};
 use rocmenv::report::Style;
-use std::io::IsTerminal;
+use std::io::{IsTerminal, Write};
 use std::time::Duration;
 
 fn main() {
@@ -63,6 +63,24 @@ fn run(cli: Cli) -> Result<i32, Error> {
                 &mut stdout.lock(),
                 &mut std::io::stderr(),
             )
+        }
+        Command::Probe { json } => {
+            let report = rocmenv::runtime::probe_all(&rocmenv::runtime::ProbeOptions::from_env());
+            let mut out = stdout.lock();
+            let written = if json {
+                serde_json::to_string_pretty(&report)
+                    .map_err(std::io::Error::other)
+                    .and_then(|t| writeln!(out, "{t}"))
+            } else {
+                rocmenv::runtime::render_human(&report, &mut out)
+            };
+            match written {
+                Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+                    return Err(Error::Output(e))
+                }
+                _ => {}
+            }
+            Ok(rocmenv::runtime::exit_code(&report))
         }
         Command::Completions { shell } => {
             clap_complete::generate(shell, &mut Cli::command(), "rocmenv", &mut stdout.lock());

@@ -344,3 +344,43 @@ fn closed_stdout_is_not_an_error() {
     let out = child.wait_with_output().unwrap();
     assert!(!String::from_utf8_lossy(&out.stderr).contains("panicked"));
 }
+
+/// `rocmenv probe` on this machine: the runtimes answer for real (CI installs libamdhip64 and has no GPU).
+#[test]
+fn probe_json_matches_its_exit_code() {
+    let o = rocmenv(&["probe", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON");
+    let statuses = [
+        v["cuda"]["status"].as_str().unwrap(),
+        v["hip"]["status"].as_str().unwrap(),
+    ];
+    let want = if statuses.contains(&"error") {
+        1
+    } else if statuses.contains(&"ok") {
+        0
+    } else if statuses.contains(&"no_device") {
+        1
+    } else {
+        3
+    };
+    assert_eq!(o.status.code(), Some(want), "{statuses:?}");
+    let hip_installed = std::path::Path::new("/usr/lib/x86_64-linux-gnu/libamdhip64.so.5").exists();
+    let gpu = std::path::Path::new("/dev/kfd").exists();
+    if hip_installed && !gpu {
+        assert_eq!(v["hip"]["status"], "no_device");
+        assert_eq!(v["hip"]["error"]["name"], "hipErrorNoDevice");
+        // doctor turns the same answer into its runtime.hip finding.
+        let d = rocmenv(&["doctor", "--json"]);
+        let d: serde_json::Value = serde_json::from_slice(&d.stdout).unwrap();
+        let c = d["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["id"] == "runtime.hip")
+            .unwrap();
+        assert!(
+            c["summary"].as_str().unwrap().contains("hipErrorNoDevice"),
+            "{c}"
+        );
+    }
+}

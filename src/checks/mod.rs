@@ -6,6 +6,7 @@ mod driver;
 mod environment;
 mod evidence;
 mod gpu;
+mod runtime;
 mod system;
 mod topology;
 mod userspace;
@@ -115,15 +116,18 @@ pub struct Context<'a> {
     pub docker: Option<&'a DockerStatus>,
     /// True with `--deep`.
     pub deep: bool,
+    /// What the GPU runtimes said, in live mode; `None` under `--sysroot`.
+    pub runtime: Option<&'a crate::runtime::RuntimeReport>,
 }
 
 /// The report sections, in order.
-pub const AREAS: [&str; 9] = [
+pub const AREAS: [&str; 10] = [
     "system",
     "gpu",
     "driver",
     "devices",
     "userspace",
+    "runtime",
     "environment",
     "topology",
     "containers",
@@ -138,6 +142,7 @@ pub fn run_all(cx: &Context) -> Vec<Finding> {
     out.extend(driver::check(cx));
     out.extend(devices::check(cx));
     out.extend(userspace::check(cx));
+    out.extend(runtime::check(cx));
     out.extend(environment::check(cx));
     out.extend(topology::check(cx));
     out.extend(containers::check(cx));

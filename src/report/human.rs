@@ -141,6 +141,7 @@ fn area_title(a: &str) -> &'static str {
         "driver" => "Kernel drivers",
         "devices" => "Device nodes",
         "userspace" => "User space",
+        "runtime" => "GPU runtimes",
         "environment" => "Environment",
         "topology" => "Topology",
         "containers" => "Containers",
