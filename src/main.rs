@@ -54,6 +54,33 @@ fn run(cli: Cli) -> Result<i32, Error> {
             };
             rocmenv::env_command::run(&opts, &mut stdout.lock(), &mut std::io::stderr())
         }
+        Command::Build(a) => {
+            let opts = rocmenv::build_command::BuildOptions {
+                source: rocmenv::build_command::BuildSource::Dir(a.context),
+                tags: a.tag,
+                json: a.json,
+            };
+            let terminal = std::io::stderr().is_terminal();
+            rocmenv::build_command::run(&opts, terminal, &mut stdout.lock(), Box::new(std::io::stderr()))
+        }
+        Command::Run(a) => {
+            let opts = rocmenv::run_command::RunOptions {
+                image: a.image,
+                vendor: a.vendor,
+                gpu: a.gpu,
+                timeout: a.timeout.map(Duration::from_secs),
+                memory: a.memory,
+                env: a.env,
+                volumes: a.volume,
+                result: a.result.map(|r| (r, a.result_to)),
+                print: a.print,
+                sysroot: a.sysroot,
+                matrices: cli.matrices,
+                command: a.command,
+            };
+            Ok(rocmenv::run_command::run(&opts, &mut stdout.lock(), &mut std::io::stderr()))
+        }
+        Command::Gc { json } => rocmenv::run_command::gc(json, &mut stdout.lock()),
         Command::Completions { shell } => {
             clap_complete::generate(shell, &mut Cli::command(), "rocmenv", &mut stdout.lock());
             Ok(0)

@@ -70,10 +70,10 @@ pub struct DeviceMap {
     pub gpu_request: Option<GpuRequest>,
 }
 
-/// The `/dev/shm` size: half the host's memory, between 1 and 16 GiB (8 GiB when unknown).
+/// The `/dev/shm` size: half the host's memory in whole GiB, between 1 and 16 GiB (8 GiB when unknown).
 pub fn shm_size(memory_bytes: Option<u64>) -> u64 {
     const GIB: u64 = 1 << 30;
-    memory_bytes.map_or(8 * GIB, |m| (m / 2).clamp(GIB, 16 * GIB))
+    memory_bytes.map_or(8 * GIB, |m| (m / 2 / GIB * GIB).clamp(GIB, 16 * GIB))
 }
 
 /// The ids of `video` and `render` in an `/etc/group` text.

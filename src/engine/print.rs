@@ -30,7 +30,7 @@ pub fn docker_run_line(spec: &RunSpec) -> String {
     if m.ipc_host {
         a.push("--ipc=host".into());
     } else {
-        a.push(format!("--shm-size={}", m.shm_size));
+        a.push(format!("--shm-size={}m", m.shm_size >> 20));
     }
     if let Some(r) = &m.gpu_request {
         if r.driver == "cdi" {
