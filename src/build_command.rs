@@ -32,10 +32,17 @@ pub struct BuildOptions {
 }
 
 /// Runs `rocmenv build`: the outcome goes to `out` (JSON or one line), progress to `err`. Returns the exit code.
-pub fn run(o: &BuildOptions, terminal: bool, out: &mut dyn Write, err: Box<dyn Write>) -> Result<i32, Error> {
+pub fn run(
+    o: &BuildOptions,
+    terminal: bool,
+    out: &mut dyn Write,
+    err: Box<dyn Write>,
+) -> Result<i32, Error> {
     let (ctx, stack) = match &o.source {
         BuildSource::Dir(d) => (BuildContext::from_dir(d)?, "context"),
-        BuildSource::Files { stack, files } => (BuildContext::from_files(files, None)?, stack.as_str()),
+        BuildSource::Files { stack, files } => {
+            (BuildContext::from_files(files, None)?, stack.as_str())
+        }
     };
     let engine = Engine::connect_default()?;
     let mut progress = BuildProgress::new(o.json, terminal, err);
@@ -53,5 +60,10 @@ fn write_outcome(o: &BuildOutcome, json: bool, out: &mut dyn Write) -> std::io::
     }
     let id = o.image_id.as_deref().unwrap_or("id unknown");
     let verb = if o.cached { "cached" } else { "built" };
-    writeln!(out, "{verb} {} ({id}) in {:.2} s", o.tags.join(", "), o.seconds)
+    writeln!(
+        out,
+        "{verb} {} ({id}) in {:.2} s",
+        o.tags.join(", "),
+        o.seconds
+    )
 }

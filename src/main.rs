@@ -61,7 +61,12 @@ fn run(cli: Cli) -> Result<i32, Error> {
                 json: a.json,
             };
             let terminal = std::io::stderr().is_terminal();
-            rocmenv::build_command::run(&opts, terminal, &mut stdout.lock(), Box::new(std::io::stderr()))
+            rocmenv::build_command::run(
+                &opts,
+                terminal,
+                &mut stdout.lock(),
+                Box::new(std::io::stderr()),
+            )
         }
         Command::Run(a) => {
             let opts = rocmenv::run_command::RunOptions {
@@ -78,7 +83,11 @@ fn run(cli: Cli) -> Result<i32, Error> {
                 matrices: cli.matrices,
                 command: a.command,
             };
-            Ok(rocmenv::run_command::run(&opts, &mut stdout.lock(), &mut std::io::stderr()))
+            Ok(rocmenv::run_command::run(
+                &opts,
+                &mut stdout.lock(),
+                &mut std::io::stderr(),
+            ))
         }
         Command::Gc { json } => rocmenv::run_command::gc(json, &mut stdout.lock()),
         Command::Completions { shell } => {

@@ -56,7 +56,10 @@ pub fn parse_size(s: &str) -> Option<u64> {
 }
 
 fn usage(flag: &str, message: String) -> Error {
-    Error::Usage { flag: flag.into(), message }
+    Error::Usage {
+        flag: flag.into(),
+        message,
+    }
 }
 
 /// Validates the flags without touching the host: variables, mounts, memory.
@@ -77,27 +80,45 @@ fn parse_flags(o: &RunOptions) -> Result<(Vec<(String, String)>, Vec<Mount>, Opt
             match parts[..] {
                 [h, c] | [h, c, "rw"] => Ok((h, c, false)),
                 [h, c, "ro"] => Ok((h, c, true)),
-                _ => Err(usage("--volume", format!("`{v}` is not HOST:CONTAINER[:ro]"))),
+                _ => Err(usage(
+                    "--volume",
+                    format!("`{v}` is not HOST:CONTAINER[:ro]"),
+                )),
             }
             .and_then(|(h, c, read_only)| {
                 let host = std::path::absolute(h)
                     .map_err(|e| usage("--volume", format!("{h}: {e}")))?
                     .display()
                     .to_string();
-                Ok(Mount { host, container: c.to_string(), read_only })
+                Ok(Mount {
+                    host,
+                    container: c.to_string(),
+                    read_only,
+                })
             })
         })
         .collect::<Result<Vec<_>, _>>()?;
     let memory = o
         .memory
         .as_deref()
-        .map(|m| parse_size(m).ok_or_else(|| usage("--memory", format!("`{m}` is not a size such as 512m or 16g"))))
+        .map(|m| {
+            parse_size(m).ok_or_else(|| {
+                usage(
+                    "--memory",
+                    format!("`{m}` is not a size such as 512m or 16g"),
+                )
+            })
+        })
         .transpose()?;
     Ok((env, mounts, memory))
 }
 
 /// Turns the options into a `RunSpec`: probes the host (or `--sysroot`) for devices, groups and variables.
-pub fn plan_run(o: &RunOptions, engine: Option<&Engine>, err: &mut dyn Write) -> Result<RunSpec, Error> {
+pub fn plan_run(
+    o: &RunOptions,
+    engine: Option<&Engine>,
+    err: &mut dyn Write,
+) -> Result<RunSpec, Error> {
     let (user_env, mounts, memory) = parse_flags(o)?;
     let m = Matrices::load(o.matrices.as_deref())?;
     let root = match &o.sysroot {
@@ -105,7 +126,9 @@ pub fn plan_run(o: &RunOptions, engine: Option<&Engine>, err: &mut dyn Write) ->
         None => HostRoot::live(),
     };
     let session: Box<dyn Session> = if root.is_live() {
-        Box::new(LiveSession { tool_timeout: Duration::from_secs(10) })
+        Box::new(LiveSession {
+            tool_timeout: Duration::from_secs(10),
+        })
     } else {
         Box::new(RecordedSession::open(&root))
     };
@@ -113,7 +136,10 @@ pub fn plan_run(o: &RunOptions, engine: Option<&Engine>, err: &mut dyn Write) ->
     let vendor = o.vendor.unwrap_or_else(|| DeviceVendor::detect(&facts));
     let mut env: Vec<(String, String)> = Vec::new();
     if let Some(v) = vendor.gpu_vendor() {
-        let inputs: Vec<_> = envplan::inputs_from_host(&facts).into_iter().filter(|g| g.vendor == v).collect();
+        let inputs: Vec<_> = envplan::inputs_from_host(&facts)
+            .into_iter()
+            .filter(|g| g.vendor == v)
+            .collect();
         if !inputs.is_empty() {
             let plan = envplan::plan(&m, &inputs, None, o.gpu)
                 .map_err(|e| usage("--gpu", e.to_string().replace("--device", "--gpu")))?;
@@ -129,11 +155,15 @@ pub fn plan_run(o: &RunOptions, engine: Option<&Engine>, err: &mut dyn Write) ->
         env.push((k, v));
     }
     let daemon_cdi = match (vendor, engine) {
-        (DeviceVendor::Nvidia, Some(e)) => e.info().map(|i| !i.cdi_spec_dirs.is_empty()).unwrap_or(false),
+        (DeviceVendor::Nvidia, Some(e)) => e
+            .info()
+            .map(|i| !i.cdi_spec_dirs.is_empty())
+            .unwrap_or(false),
         _ => false,
     };
     let groups = root.read_text("/etc/group").unwrap_or_default();
-    let devices = engine::device_map(&facts, vendor, o.gpu, &groups, daemon_cdi).map_err(|e| usage("--vendor", e))?;
+    let devices = engine::device_map(&facts, vendor, o.gpu, &groups, daemon_cdi)
+        .map_err(|e| usage("--vendor", e))?;
     Ok(RunSpec {
         image: o.image.clone(),
         command: o.command.clone(),
@@ -175,23 +205,37 @@ fn run_inner(o: &RunOptions, out: &mut dyn Write, err: &mut dyn Write) -> Result
         let _ = w.flush();
     })?;
     if outcome.oom_killed {
-        let limit = o.memory.as_deref().map_or(String::new(), |m| format!(" (--memory {m})"));
-        let _ = writeln!(err, "rocmenv: the container ran out of memory and the kernel's OOM killer ended it{limit}");
+        let limit = o
+            .memory
+            .as_deref()
+            .map_or(String::new(), |m| format!(" (--memory {m})"));
+        let _ = writeln!(
+            err,
+            "rocmenv: the container ran out of memory and the kernel's OOM killer ended it{limit}"
+        );
     }
     if outcome.timed_out {
         let s = o.timeout.map_or(0, |t| t.as_secs());
-        let _ = writeln!(err, "rocmenv: the command outlived --timeout {s} s; container killed and removed");
+        let _ = writeln!(
+            err,
+            "rocmenv: the command outlived --timeout {s} s; container killed and removed"
+        );
     }
     if outcome.interrupted.is_some() {
         let _ = writeln!(err, "rocmenv: interrupted; container stopped and removed");
     }
     if let Some((path, to)) = &o.result {
-        let to = to.clone().unwrap_or_else(|| PathBuf::from(path.rsplit('/').next().unwrap_or("result")));
+        let to = to
+            .clone()
+            .unwrap_or_else(|| PathBuf::from(path.rsplit('/').next().unwrap_or("result")));
         match &outcome.result_file {
             Some(data) => std::fs::write(&to, data)
                 .map_err(|e| Error::Environment(format!("cannot write {}: {e}", to.display())))?,
             None => {
-                let _ = writeln!(err, "rocmenv: the command did not leave {path} in the container");
+                let _ = writeln!(
+                    err,
+                    "rocmenv: the command did not leave {path} in the container"
+                );
             }
         }
     }
@@ -209,8 +253,16 @@ pub fn gc(json: bool, out: &mut dyn Write) -> Result<i32, Error> {
     } else if removed.is_empty() {
         writeln!(out, "no leftover rocmenv containers")
     } else {
-        let names: Vec<String> = removed.iter().map(|c| format!("{} ({})", c.name, c.state)).collect();
-        writeln!(out, "removed {} container(s): {}", removed.len(), names.join(", "))
+        let names: Vec<String> = removed
+            .iter()
+            .map(|c| format!("{} ({})", c.name, c.state))
+            .collect();
+        writeln!(
+            out,
+            "removed {} container(s): {}",
+            removed.len(),
+            names.join(", ")
+        )
     };
     res.map_err(Error::Output)?;
     Ok(0)

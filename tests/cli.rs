@@ -363,7 +363,10 @@ fn unreachable_daemon_is_one_line_naming_the_endpoint() {
         for (args, code) in [
             (&["build", "--context", ctx][..], 3),
             (&["gc"][..], 3),
-            (&["run", "--vendor", "cpu", "--image", "x", "--", "true"][..], 125),
+            (
+                &["run", "--vendor", "cpu", "--image", "x", "--", "true"][..],
+                125,
+            ),
         ] {
             let o = run(args);
             assert_one_line_error(&o, code, &format!("no container engine answers at {host}"));

@@ -123,7 +123,10 @@ pub fn build_context(
         }
         for t in tags {
             let (repo, version) = split_tag(t);
-            let opts = TagImageOptionsBuilder::new().repo(repo).tag(version).build();
+            let opts = TagImageOptionsBuilder::new()
+                .repo(repo)
+                .tag(version)
+                .build();
             d.tag_image(&tag, Some(opts))
                 .await
                 .map_err(|e| Error::Engine(format!("cannot tag {tag} as {t}: {}", describe(&e))))?;
@@ -152,12 +155,24 @@ pub(crate) async fn ensure_image(
     let d = &engine.docker;
     match d.inspect_image(image).await {
         Ok(_) => return Ok(()),
-        Err(bollard::errors::Error::DockerResponseServerError { status_code: 404, .. }) => {}
-        Err(e) => return Err(Error::Engine(format!("cannot inspect {image}: {}", describe(&e)))),
+        Err(bollard::errors::Error::DockerResponseServerError {
+            status_code: 404, ..
+        }) => {}
+        Err(e) => {
+            return Err(Error::Engine(format!(
+                "cannot inspect {image}: {}",
+                describe(&e)
+            )))
+        }
     }
-    on_event(BuildEvent::Pulling { image: image.to_string() });
+    on_event(BuildEvent::Pulling {
+        image: image.to_string(),
+    });
     let (repo, version) = split_tag(image);
-    let opts = CreateImageOptionsBuilder::new().from_image(repo).tag(version).build();
+    let opts = CreateImageOptionsBuilder::new()
+        .from_image(repo)
+        .tag(version)
+        .build();
     let pull = async {
         let mut s = d.create_image(Some(opts), None, None);
         while let Some(item) = s.next().await {
@@ -177,9 +192,15 @@ pub(crate) async fn ensure_image(
     let why = match tokio::time::timeout(PULL_TIMEOUT, pull).await {
         Ok(Ok(())) => return Ok(()),
         Ok(Err(why)) => why,
-        Err(_) => format!("no answer from the registry within {} s", PULL_TIMEOUT.as_secs()),
+        Err(_) => format!(
+            "no answer from the registry within {} s",
+            PULL_TIMEOUT.as_secs()
+        ),
     };
-    Err(Error::ImageMissing { image: image.to_string(), why })
+    Err(Error::ImageMissing {
+        image: image.to_string(),
+        why,
+    })
 }
 
 /// `Step 2/5 : RUN make` → (2, 5, `RUN make`).
@@ -187,7 +208,11 @@ fn parse_step(line: &str) -> Option<(u32, u32, String)> {
     let rest = line.strip_prefix("Step ")?;
     let (nums, instruction) = rest.split_once(" : ")?;
     let (i, n) = nums.split_once('/')?;
-    Some((i.parse().ok()?, n.parse().ok()?, instruction.trim().to_string()))
+    Some((
+        i.parse().ok()?,
+        n.parse().ok()?,
+        instruction.trim().to_string(),
+    ))
 }
 
 async fn run_build(
@@ -220,11 +245,17 @@ async fn run_build(
                 let message = describe(&e);
                 on_event(BuildEvent::Error(message.clone()));
                 return Err(match (&e, step) {
-                    (bollard::errors::Error::DockerStreamError { .. }, Some(step)) => Error::BuildFailed {
-                        step,
-                        message,
-                        tail: tail.iter().map(|l| format!("  | {l}")).collect::<Vec<_>>().join("\n"),
-                    },
+                    (bollard::errors::Error::DockerStreamError { .. }, Some(step)) => {
+                        Error::BuildFailed {
+                            step,
+                            message,
+                            tail: tail
+                                .iter()
+                                .map(|l| format!("  | {l}"))
+                                .collect::<Vec<_>>()
+                                .join("\n"),
+                        }
+                    }
                     _ => Error::Engine(format!("the build could not start: {message}")),
                 });
             }
@@ -234,7 +265,11 @@ async fn run_build(
                 if let Some((index, total, instruction)) = parse_step(line) {
                     step = Some(line.to_string());
                     tail.clear();
-                    on_event(BuildEvent::Step { index, total, instruction });
+                    on_event(BuildEvent::Step {
+                        index,
+                        total,
+                        instruction,
+                    });
                 } else {
                     if let Some(id) = line.strip_prefix("Successfully built ") {
                         image_id = Some(id.trim().to_string());
@@ -269,14 +304,20 @@ mod tests {
 
     #[test]
     fn steps_are_parsed() {
-        assert_eq!(parse_step("Step 2/5 : RUN make -j"), Some((2, 5, "RUN make -j".into())));
+        assert_eq!(
+            parse_step("Step 2/5 : RUN make -j"),
+            Some((2, 5, "RUN make -j".into()))
+        );
         assert_eq!(parse_step(" ---> Running in 1234"), None);
     }
 
     #[test]
     fn tags_split_at_the_last_colon_outside_the_host() {
         assert_eq!(split_tag("me/img:1.0"), ("me/img", "1.0"));
-        assert_eq!(split_tag("registry:5000/img"), ("registry:5000/img", "latest"));
+        assert_eq!(
+            split_tag("registry:5000/img"),
+            ("registry:5000/img", "latest")
+        );
         assert_eq!(split_tag("img"), ("img", "latest"));
     }
 }

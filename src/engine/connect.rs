@@ -117,13 +117,15 @@ impl Engine {
     /// The daemon's version, runtimes and CDI spec directories.
     pub fn info(&self) -> Result<DockerInfo, Error> {
         let d = &self.docker;
-        let (version, info) = self.rt.block_on(async {
-            tokio::time::timeout(CONNECT_TIMEOUT, async {
-                (d.version().await, d.info().await)
+        let (version, info) = self
+            .rt
+            .block_on(async {
+                tokio::time::timeout(CONNECT_TIMEOUT, async {
+                    (d.version().await, d.info().await)
+                })
+                .await
             })
-            .await
-        })
-        .map_err(|_| Error::Engine("the daemon did not answer /version and /info".into()))?;
+            .map_err(|_| Error::Engine("the daemon did not answer /version and /info".into()))?;
         let version = version.map_err(|e| Error::Engine(describe(&e)))?;
         let info = info.ok();
         let mut runtimes: Vec<String> = info

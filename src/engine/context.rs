@@ -16,7 +16,10 @@ pub struct BuildContext {
 
 impl BuildContext {
     /// A context from rendered files; `dockerfile` (if given) becomes `Dockerfile`, replacing any there.
-    pub fn from_files(files: &[(PathBuf, Vec<u8>)], dockerfile: Option<&str>) -> Result<Self, Error> {
+    pub fn from_files(
+        files: &[(PathBuf, Vec<u8>)],
+        dockerfile: Option<&str>,
+    ) -> Result<Self, Error> {
         let mut out: Vec<(PathBuf, Vec<u8>)> = Vec::new();
         for (p, data) in files {
             if p.is_absolute() || p.components().any(|c| c == std::path::Component::ParentDir) {
@@ -51,7 +54,8 @@ impl BuildContext {
         let mut total = 0u64;
         let mut stack = vec![dir.to_path_buf()];
         while let Some(d) = stack.pop() {
-            let entries = std::fs::read_dir(&d).map_err(|e| bad(format!("cannot list {}: {e}", d.display())))?;
+            let entries = std::fs::read_dir(&d)
+                .map_err(|e| bad(format!("cannot list {}: {e}", d.display())))?;
             for entry in entries {
                 let entry = entry.map_err(|e| bad(e.to_string()))?;
                 let path = entry.path();
@@ -59,10 +63,14 @@ impl BuildContext {
                 if kind.is_dir() && entry.file_name() != ".git" {
                     stack.push(path);
                 } else if kind.is_file() {
-                    let data = std::fs::read(&path).map_err(|e| bad(format!("cannot read {}: {e}", path.display())))?;
+                    let data = std::fs::read(&path)
+                        .map_err(|e| bad(format!("cannot read {}: {e}", path.display())))?;
                     total += data.len() as u64;
                     if total > MAX_CONTEXT_BYTES {
-                        return Err(bad(format!("the context is over {} MiB", MAX_CONTEXT_BYTES >> 20)));
+                        return Err(bad(format!(
+                            "the context is over {} MiB",
+                            MAX_CONTEXT_BYTES >> 20
+                        )));
                     }
                     let rel = path.strip_prefix(dir).map_err(|e| bad(e.to_string()))?;
                     files.push((rel.to_path_buf(), data));
@@ -92,7 +100,11 @@ impl BuildContext {
             h.update((data.len() as u64).to_le_bytes());
             h.update(data);
         }
-        h.finalize().iter().take(6).map(|b| format!("{b:02x}")).collect()
+        h.finalize()
+            .iter()
+            .take(6)
+            .map(|b| format!("{b:02x}"))
+            .collect()
     }
 
     /// The context as an uncompressed tar, with fixed owners and times so it is reproducible.
@@ -110,7 +122,8 @@ impl BuildContext {
             b.append_data(&mut header, p, data.as_slice())
                 .map_err(|e| Error::Engine(format!("cannot pack {}: {e}", p.display())))?;
         }
-        b.into_inner().map_err(|e| Error::Engine(format!("cannot pack the context: {e}")))
+        b.into_inner()
+            .map_err(|e| Error::Engine(format!("cannot pack the context: {e}")))
     }
 }
 
@@ -123,7 +136,11 @@ pub fn base_images(dockerfile: &str) -> Vec<String> {
         if words.first().map(|w| w.eq_ignore_ascii_case("FROM")) != Some(true) {
             continue;
         }
-        let rest: Vec<&str> = words[1..].iter().copied().filter(|w| !w.starts_with("--")).collect();
+        let rest: Vec<&str> = words[1..]
+            .iter()
+            .copied()
+            .filter(|w| !w.starts_with("--"))
+            .collect();
         let Some(image) = rest.first().map(|i| i.to_string()) else {
             continue;
         };
@@ -162,7 +179,10 @@ mod tests {
         .unwrap();
         assert_eq!(a.content_hash(), b.content_hash());
         assert_eq!(a.content_hash().len(), 12);
-        assert_ne!(ctx("FROM x\n").content_hash(), ctx("FROM y\n").content_hash());
+        assert_ne!(
+            ctx("FROM x\n").content_hash(),
+            ctx("FROM y\n").content_hash()
+        );
         assert_eq!(a.to_tar().unwrap(), b.to_tar().unwrap());
     }
 

@@ -97,7 +97,10 @@ fn amd_selection(facts: &HostFacts, gpu: Option<usize>) -> Result<Vec<&Gpu>, Str
     amd.sort_by_key(|g| (g.kfd_node.unwrap_or(u32::MAX), g.pci_address.clone()));
     if let Some(n) = gpu {
         return amd.get(n).map(|g| vec![*g]).ok_or_else(|| {
-            format!("GPU {n} does not exist; this host has {} AMD GPU(s), numbered from 0", amd.len())
+            format!(
+                "GPU {n} does not exist; this host has {} AMD GPU(s), numbered from 0",
+                amd.len()
+            )
         });
     }
     let discrete = amd.iter().any(|g| g.integrated != Some(true));
@@ -130,10 +133,13 @@ pub fn device_map(
         DeviceVendor::Amd => {
             let gpus = amd_selection(facts, gpu)?;
             if gpus.is_empty() {
-                return Err("this host has no AMD GPU (use --vendor cpu, or run on a ROCm host)".into());
+                return Err(
+                    "this host has no AMD GPU (use --vendor cpu, or run on a ROCm host)".into(),
+                );
             }
             let kfd = facts.device_nodes.kfd.as_ref();
-            m.devices.push(kfd.map_or("/dev/kfd".into(), |k| k.path.clone()));
+            m.devices
+                .push(kfd.map_or("/dev/kfd".into(), |k| k.path.clone()));
             for g in &gpus {
                 let node = g.render_node.clone().ok_or_else(|| {
                     format!("{} has no render node (is amdgpu loaded?)", g.pci_address)
@@ -161,7 +167,9 @@ pub fn device_map(
         DeviceVendor::Nvidia => {
             let count = facts.nvidia_gpus().count();
             if count == 0 {
-                return Err("this host has no NVIDIA GPU (use --vendor cpu, or run on a CUDA host)".into());
+                return Err(
+                    "this host has no NVIDIA GPU (use --vendor cpu, or run on a CUDA host)".into(),
+                );
             }
             if let Some(n) = gpu.filter(|n| *n >= count) {
                 return Err(format!(
@@ -204,7 +212,9 @@ mod tests {
     use crate::matrix::Matrices;
 
     fn fixture(name: &str) -> (HostFacts, String) {
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/hosts").join(name);
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/hosts")
+            .join(name);
         let root = HostRoot::sysroot(&dir).unwrap();
         let session = RecordedSession::open(&root);
         let m = Matrices::load(None).unwrap();
@@ -218,7 +228,9 @@ mod tests {
         let m = device_map(&f, DeviceVendor::Amd, None, &g, false).unwrap();
         assert_eq!(m.devices[0], "/dev/kfd");
         assert_eq!(m.devices.len(), 5, "{:?}", m.devices);
-        assert!(m.devices[1..].iter().all(|d| d.starts_with("/dev/dri/renderD")));
+        assert!(m.devices[1..]
+            .iter()
+            .all(|d| d.starts_with("/dev/dri/renderD")));
         assert_eq!(&m.group_add[..2], &video_render_gids(&g)[..]);
         assert_eq!(m.group_add[..2].len(), 2);
         assert_eq!(m.security_opt, ["seccomp=unconfined"]);
@@ -231,7 +243,10 @@ mod tests {
         let (f, g) = fixture("mi300x-x4-ubuntu2204");
         let all = device_map(&f, DeviceVendor::Amd, None, &g, false).unwrap();
         let one = device_map(&f, DeviceVendor::Amd, Some(2), &g, false).unwrap();
-        assert_eq!(one.devices, vec!["/dev/kfd".to_string(), all.devices[3].clone()]);
+        assert_eq!(
+            one.devices,
+            vec!["/dev/kfd".to_string(), all.devices[3].clone()]
+        );
         let err = device_map(&f, DeviceVendor::Amd, Some(4), &g, false).unwrap_err();
         assert!(err.contains("4 AMD GPU(s)"), "{err}");
     }

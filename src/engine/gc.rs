@@ -21,7 +21,10 @@ impl Engine {
     /// Containers with the managed label, running or not.
     pub fn managed_containers(&self) -> Result<Vec<Leftover>, Error> {
         let filters = HashMap::from([("label", vec![format!("{MANAGED_LABEL}=true")])]);
-        let opts = ListContainersOptionsBuilder::new().all(true).filters(&filters).build();
+        let opts = ListContainersOptionsBuilder::new()
+            .all(true)
+            .filters(&filters)
+            .build();
         let list = self
             .rt
             .block_on(self.docker.list_containers(Some(opts)))
@@ -44,13 +47,25 @@ impl Engine {
     pub fn gc(&self) -> Result<Vec<Leftover>, Error> {
         let found = self.managed_containers()?;
         for c in &found {
-            let opts = RemoveContainerOptionsBuilder::new().force(true).v(true).build();
-            match self.rt.block_on(self.docker.remove_container(&c.id, Some(opts))) {
+            let opts = RemoveContainerOptionsBuilder::new()
+                .force(true)
+                .v(true)
+                .build();
+            match self
+                .rt
+                .block_on(self.docker.remove_container(&c.id, Some(opts)))
+            {
                 Ok(()) => {}
                 // Removed meanwhile (by its own run finishing): nothing left to do.
-                Err(bollard::errors::Error::DockerResponseServerError { status_code: 404, .. }) => {}
+                Err(bollard::errors::Error::DockerResponseServerError {
+                    status_code: 404, ..
+                }) => {}
                 Err(e) => {
-                    return Err(Error::Engine(format!("cannot remove {}: {}", c.name, describe(&e))))
+                    return Err(Error::Engine(format!(
+                        "cannot remove {}: {}",
+                        c.name,
+                        describe(&e)
+                    )))
                 }
             }
         }

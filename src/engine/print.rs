@@ -6,7 +6,8 @@ use crate::report::sh_quote;
 /// Quotes a word only when the shell would otherwise change it.
 fn word(w: &str) -> String {
     let safe = !w.is_empty()
-        && w.bytes().all(|b| b.is_ascii_alphanumeric() || b"_./:=,@%+-".contains(&b));
+        && w.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"_./:=,@%+-".contains(&b));
     if safe {
         w.to_string()
     } else {
@@ -41,7 +42,10 @@ pub fn docker_run_line(spec: &RunSpec) -> String {
             a.push("--gpus=all".into());
         } else {
             // The inner double quotes keep docker from splitting a list of ids at the comma.
-            a.push(format!("--gpus={}", sh_quote(&format!("\"device={}\"", r.device_ids.join(",")))));
+            a.push(format!(
+                "--gpus={}",
+                sh_quote(&format!("\"device={}\"", r.device_ids.join(",")))
+            ));
         }
     }
     if let Some(mem) = spec.memory {
@@ -53,7 +57,10 @@ pub fn docker_run_line(spec: &RunSpec) -> String {
     }
     for b in &spec.mounts {
         let ro = if b.read_only { ":ro" } else { "" };
-        a.push(format!("-v {}", word(&format!("{}:{}{ro}", b.host, b.container))));
+        a.push(format!(
+            "-v {}",
+            word(&format!("{}:{}{ro}", b.host, b.container))
+        ));
     }
     a.push(word(&spec.image));
     a.extend(spec.command.iter().map(|c| word(c)));
@@ -68,7 +75,11 @@ mod tests {
     fn spec(devices: DeviceMap) -> RunSpec {
         RunSpec {
             image: "rocm/pytorch:latest".into(),
-            command: vec!["python3".into(), "-c".into(), "import torch; print(torch.cuda.is_available())".into()],
+            command: vec![
+                "python3".into(),
+                "-c".into(),
+                "import torch; print(torch.cuda.is_available())".into(),
+            ],
             env: vec![("HSA_OVERRIDE_GFX_VERSION".into(), "10.3.0".into())],
             mounts: vec![],
             timeout: None,

@@ -7,8 +7,8 @@ use super::devices::DeviceMap;
 use crate::error::Error;
 use bollard::models::{ContainerCreateBody, DeviceMapping, DeviceRequest, HostConfig};
 use bollard::query_parameters::{
-    CreateContainerOptionsBuilder, DownloadFromContainerOptionsBuilder, KillContainerOptionsBuilder,
-    LogsOptionsBuilder, RemoveContainerOptionsBuilder,
+    CreateContainerOptionsBuilder, DownloadFromContainerOptionsBuilder,
+    KillContainerOptionsBuilder, LogsOptionsBuilder, RemoveContainerOptionsBuilder,
 };
 use futures_util::StreamExt;
 use serde::Serialize;
@@ -145,7 +145,14 @@ fn host_config(spec: &RunSpec) -> HostConfig {
         binds: some(
             spec.mounts
                 .iter()
-                .map(|b| format!("{}:{}{}", b.host, b.container, if b.read_only { ":ro" } else { "" }))
+                .map(|b| {
+                    format!(
+                        "{}:{}{}",
+                        b.host,
+                        b.container,
+                        if b.read_only { ":ro" } else { "" }
+                    )
+                })
                 .collect(),
         ),
         memory: spec.memory.map(|b| b as i64),
@@ -163,14 +170,23 @@ impl Engine {
     ) -> Result<RunOutcome, Error> {
         self.rt.block_on(async {
             // Installed before the container exists, so a Ctrl-C during create is not lost.
-            let mut sigint = signal(SignalKind::interrupt()).map_err(|e| Error::Engine(e.to_string()))?;
-            let mut sigterm = signal(SignalKind::terminate()).map_err(|e| Error::Engine(e.to_string()))?;
+            let mut sigint =
+                signal(SignalKind::interrupt()).map_err(|e| Error::Engine(e.to_string()))?;
+            let mut sigterm =
+                signal(SignalKind::terminate()).map_err(|e| Error::Engine(e.to_string()))?;
             let id = self.create(spec).await?;
-            let res = self.drive(&id, spec, on_output, &mut sigint, &mut sigterm).await;
-            let opts = RemoveContainerOptionsBuilder::new().force(true).v(true).build();
+            let res = self
+                .drive(&id, spec, on_output, &mut sigint, &mut sigterm)
+                .await;
+            let opts = RemoveContainerOptionsBuilder::new()
+                .force(true)
+                .v(true)
+                .build();
             let removed = self.docker.remove_container(&id, Some(opts)).await;
             let outcome = res?;
-            removed.map_err(|e| Error::Engine(format!("cannot remove container {id}: {}", describe(&e))))?;
+            removed.map_err(|e| {
+                Error::Engine(format!("cannot remove container {id}: {}", describe(&e)))
+            })?;
             Ok(outcome)
         })
     }
@@ -190,18 +206,26 @@ impl Engine {
             host_config: Some(host_config(spec)),
             ..Default::default()
         };
-        let opts = CreateContainerOptionsBuilder::new().name(&format!("rocmenv-{run_id}")).build();
+        let opts = CreateContainerOptionsBuilder::new()
+            .name(&format!("rocmenv-{run_id}"))
+            .build();
         let d = &self.docker;
         let created = match d.create_container(Some(opts.clone()), body.clone()).await {
-            Err(bollard::errors::Error::DockerResponseServerError { status_code: 404, .. }) => {
+            Err(bollard::errors::Error::DockerResponseServerError {
+                status_code: 404, ..
+            }) => {
                 ensure_image(self, &spec.image, &mut |_| {}).await?;
                 d.create_container(Some(opts), body).await
             }
             other => other,
         };
-        created
-            .map(|c| c.id)
-            .map_err(|e| Error::Engine(format!("cannot create a container from {}: {}", spec.image, describe(&e))))
+        created.map(|c| c.id).map_err(|e| {
+            Error::Engine(format!(
+                "cannot create a container from {}: {}",
+                spec.image,
+                describe(&e)
+            ))
+        })
     }
 
     async fn drive(
@@ -222,8 +246,12 @@ impl Engine {
             result_file: None,
             container_id: id.to_string(),
         };
-        let engine_err = |what: &str, e: bollard::errors::Error| Error::Engine(format!("{what} {id}: {}", describe(&e)));
-        d.start_container(id, None).await.map_err(|e| engine_err("cannot start container", e))?;
+        let engine_err = |what: &str, e: bollard::errors::Error| {
+            Error::Engine(format!("{what} {id}: {}", describe(&e)))
+        };
+        d.start_container(id, None)
+            .await
+            .map_err(|e| engine_err("cannot start container", e))?;
         let deadline = async {
             match spec.timeout {
                 Some(t) => tokio::time::sleep(t).await,
@@ -233,11 +261,17 @@ impl Engine {
         {
             let logs = &mut out.logs;
             let follow = async {
-                let opts = LogsOptionsBuilder::new().follow(true).stdout(true).stderr(true).build();
+                let opts = LogsOptionsBuilder::new()
+                    .follow(true)
+                    .stdout(true)
+                    .stderr(true)
+                    .build();
                 let mut s = d.logs(id, Some(opts));
                 while let Some(Ok(chunk)) = s.next().await {
                     let (which, bytes) = match chunk {
-                        bollard::container::LogOutput::StdErr { message } => (OutputStream::Stderr, message),
+                        bollard::container::LogOutput::StdErr { message } => {
+                            (OutputStream::Stderr, message)
+                        }
                         other => (OutputStream::Stdout, other.into_bytes()),
                     };
                     on_output(which, &bytes);
@@ -263,7 +297,11 @@ impl Engine {
             let opts = KillContainerOptionsBuilder::new().signal("KILL").build();
             let _ = d.kill_container(id, Some(opts)).await;
         } else {
-            let state = d.inspect_container(id, None).await.map_err(|e| engine_err("cannot inspect container", e))?.state;
+            let state = d
+                .inspect_container(id, None)
+                .await
+                .map_err(|e| engine_err("cannot inspect container", e))?
+                .state;
             out.exit_code = state.as_ref().and_then(|s| s.exit_code);
             out.oom_killed = state.and_then(|s| s.oom_killed).unwrap_or(false);
         }
@@ -275,7 +313,9 @@ impl Engine {
 
     /// The first regular file in the archive the daemon returns for `path`, or `None` when it does not exist.
     async fn copy_out(&self, id: &str, path: &str) -> Option<Vec<u8>> {
-        let opts = DownloadFromContainerOptionsBuilder::new().path(path).build();
+        let opts = DownloadFromContainerOptionsBuilder::new()
+            .path(path)
+            .build();
         let mut s = self.docker.download_from_container(id, Some(opts));
         let mut archive = Vec::new();
         while let Some(chunk) = s.next().await {

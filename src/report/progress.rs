@@ -37,10 +37,19 @@ impl BuildProgress {
         let line = match ev {
             BuildEvent::CacheHit { tag } => format!("{tag} exists: nothing to build"),
             BuildEvent::Pulling { image } => format!("pulling {image}"),
-            BuildEvent::Step { index, total, instruction } => format!("[{index}/{total}] {instruction}"),
+            BuildEvent::Step {
+                index,
+                total,
+                instruction,
+            } => format!("[{index}/{total}] {instruction}"),
             BuildEvent::Line(l) => format!("  {l}"),
             // Per-layer download counters are noise in a log; the spinner shows them.
-            BuildEvent::Progress { id, status, current, total } => {
+            BuildEvent::Progress {
+                id,
+                status,
+                current,
+                total,
+            } => {
                 if let (BuildProgress::Bar(b), Some(c), Some(t)) = (&*self, current, total) {
                     b.set_message(format!("{status} {id} {} / {} MiB", c >> 20, t >> 20));
                 }

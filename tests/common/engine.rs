@@ -35,21 +35,33 @@ pub fn daemon(test: &str) -> Option<Daemon> {
         }
     };
     ensure_base();
-    Some(Daemon { engine, _lock: lock })
+    Some(Daemon {
+        engine,
+        _lock: lock,
+    })
 }
 
 fn sh(cmd: &str) -> Output {
-    Command::new("sh").arg("-c").arg(cmd).output().expect("sh runs")
+    Command::new("sh")
+        .arg("-c")
+        .arg(cmd)
+        .output()
+        .expect("sh runs")
 }
 
 /// Imports the base image from a cached debootstrap tarball, making the tarball first on a fresh machine.
 fn ensure_base() {
-    if sh(&format!("docker image inspect {BASE} >/dev/null 2>&1")).status.success() {
+    if sh(&format!("docker image inspect {BASE} >/dev/null 2>&1"))
+        .status
+        .success()
+    {
         return;
     }
     let cache = std::env::var("ROCMENV_TEST_CACHE")
         .map(PathBuf::from)
-        .unwrap_or_else(|_| PathBuf::from(std::env::var("HOME").unwrap_or("/tmp".into())).join(".cache/rocmenv"));
+        .unwrap_or_else(|_| {
+            PathBuf::from(std::env::var("HOME").unwrap_or("/tmp".into())).join(".cache/rocmenv")
+        });
     let tarball = cache.join("bookworm-minbase.tar");
     if !tarball.exists() {
         std::fs::create_dir_all(&cache).expect("cache dir");
@@ -59,14 +71,29 @@ fn ensure_base() {
             "debootstrap --variant=minbase bookworm {d}/root >{d}/log 2>&1 && tar -C {d}/root -cf {t}.part . && mv {t}.part {t} || {{ tail -20 {d}/log; exit 1; }}",
             t = tarball.display()
         ));
-        assert!(o.status.success(), "debootstrap failed (apt-get install debootstrap?): {}", String::from_utf8_lossy(&o.stdout));
+        assert!(
+            o.status.success(),
+            "debootstrap failed (apt-get install debootstrap?): {}",
+            String::from_utf8_lossy(&o.stdout)
+        );
     }
     let o = sh(&format!("docker import {} {BASE}", tarball.display()));
-    assert!(o.status.success(), "docker import: {}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        o.status.success(),
+        "docker import: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
 }
 
 /// Builds an inline Dockerfile as `rocmenv/<stack>:<hash>` and returns the outcome or the error, with its events.
-pub fn build(e: &Engine, stack: &str, dockerfile: &str) -> (Result<engine::BuildOutcome, rocmenv::error::Error>, Vec<BuildEvent>) {
+pub fn build(
+    e: &Engine,
+    stack: &str,
+    dockerfile: &str,
+) -> (
+    Result<engine::BuildOutcome, rocmenv::error::Error>,
+    Vec<BuildEvent>,
+) {
     let mut events = Vec::new();
     let files = vec![(PathBuf::from("Dockerfile"), dockerfile.as_bytes().to_vec())];
     let r = engine::build_files(e, &files, stack, &[], &mut |ev| events.push(ev));
@@ -86,7 +113,11 @@ pub fn python_image(e: &Engine) -> String {
 
 /// Runs the binary with `args`.
 pub fn rocmenv(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_rocmenv")).args(args).env_remove("ROCMENV_MATRICES").output().expect("runs")
+    Command::new(env!("CARGO_BIN_EXE_rocmenv"))
+        .args(args)
+        .env_remove("ROCMENV_MATRICES")
+        .output()
+        .expect("runs")
 }
 
 /// Fails when any container with the managed label is left.
