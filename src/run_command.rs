@@ -62,8 +62,15 @@ fn usage(flag: &str, message: String) -> Error {
     }
 }
 
+/// The flags that need no host: `-e` variables, `-v` mounts, `--memory` bytes.
+struct Flags {
+    env: Vec<(String, String)>,
+    mounts: Vec<Mount>,
+    memory: Option<u64>,
+}
+
 /// Validates the flags without touching the host: variables, mounts, memory.
-fn parse_flags(o: &RunOptions) -> Result<(Vec<(String, String)>, Vec<Mount>, Option<u64>), Error> {
+fn parse_flags(o: &RunOptions) -> Result<Flags, Error> {
     let env = o
         .env
         .iter()
@@ -110,7 +117,11 @@ fn parse_flags(o: &RunOptions) -> Result<(Vec<(String, String)>, Vec<Mount>, Opt
             })
         })
         .transpose()?;
-    Ok((env, mounts, memory))
+    Ok(Flags {
+        env,
+        mounts,
+        memory,
+    })
 }
 
 /// Turns the options into a `RunSpec`: probes the host (or `--sysroot`) for devices, groups and variables.
@@ -119,7 +130,11 @@ pub fn plan_run(
     engine: Option<&Engine>,
     err: &mut dyn Write,
 ) -> Result<RunSpec, Error> {
-    let (user_env, mounts, memory) = parse_flags(o)?;
+    let Flags {
+        env: user_env,
+        mounts,
+        memory,
+    } = parse_flags(o)?;
     let m = Matrices::load(o.matrices.as_deref())?;
     let root = match &o.sysroot {
         Some(p) => HostRoot::sysroot(p)?,
