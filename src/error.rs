@@ -54,7 +54,7 @@ pub enum Error {
         why: String,
     },
     /// An image is not in the daemon's store and could not be pulled (no registry).
-    #[error("image {image} is not available locally and could not be pulled ({why}): load it with `docker load -i FILE.tar` (or `docker import`), or pick another base with --base IMAGE")]
+    #[error("image {image} is not available locally and could not be pulled ({why}): load it with `docker load -i FILE.tar` (or `docker import`), or use another image (`--base IMAGE` when building a stack)")]
     ImageMissing {
         /// The image reference.
         image: String,

@@ -119,7 +119,9 @@ pub fn build_context(
             for base in base_images(&ctx.dockerfile()) {
                 ensure_image(engine, &base, on_event).await?;
             }
-            outcome.image_id = run_build(engine, ctx, stack, &tag, on_event).await?;
+            let said = run_build(engine, ctx, stack, &tag, on_event).await?;
+            // The classic builder prints a short id; the store has the full one.
+            outcome.image_id = d.inspect_image(&tag).await.ok().and_then(|i| i.id).or(said);
         }
         for t in tags {
             let (repo, version) = split_tag(t);
@@ -203,6 +205,33 @@ pub(crate) async fn ensure_image(
     })
 }
 
+/// Drops terminal escapes (the classic builder colours a step's stderr red).
+fn strip_ansi(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut chars = s.chars();
+    while let Some(c) = chars.next() {
+        if c == '\u{1b}' {
+            // CSI: ESC [ parameters… final byte in @..~
+            if chars.next() == Some('[') {
+                for f in chars.by_ref() {
+                    if ('@'..='~').contains(&f) {
+                        break;
+                    }
+                }
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// The builder's own bookkeeping lines, which say nothing about why a step failed.
+fn is_builder_noise(line: &str) -> bool {
+    let l = line.trim_start();
+    l.starts_with("---> ") || l.starts_with("Removing intermediate container")
+}
+
 /// `Step 2/5 : RUN make` → (2, 5, `RUN make`).
 fn parse_step(line: &str) -> Option<(u32, u32, String)> {
     let rest = line.strip_prefix("Step ")?;
@@ -261,7 +290,12 @@ async fn run_build(
             }
         };
         if let Some(text) = info.stream {
-            for line in text.lines().map(str::trim_end).filter(|l| !l.is_empty()) {
+            let text = strip_ansi(&text);
+            for line in text
+                .lines()
+                .map(str::trim_end)
+                .filter(|l| !l.trim().is_empty())
+            {
                 if let Some((index, total, instruction)) = parse_step(line) {
                     step = Some(line.to_string());
                     tail.clear();
@@ -274,7 +308,9 @@ async fn run_build(
                     if let Some(id) = line.strip_prefix("Successfully built ") {
                         image_id = Some(id.trim().to_string());
                     }
-                    tail.push_back(line.to_string());
+                    if !is_builder_noise(line) {
+                        tail.push_back(line.to_string());
+                    }
                     if tail.len() > TAIL_LINES {
                         tail.pop_front();
                     }
@@ -309,6 +345,19 @@ mod tests {
             Some((2, 5, "RUN make -j".into()))
         );
         assert_eq!(parse_step(" ---> Running in 1234"), None);
+    }
+
+    #[test]
+    fn escapes_and_builder_noise_are_dropped() {
+        assert_eq!(
+            strip_ansi("\u{1b}[91mlast words\n\u{1b}[0m"),
+            "last words\n"
+        );
+        assert!(is_builder_noise(" ---> Running in ad7c1d515348"));
+        assert!(is_builder_noise(
+            "Removing intermediate container ad7c1d515348"
+        ));
+        assert!(!is_builder_noise("about-to-fail"));
     }
 
     #[test]

@@ -42,7 +42,7 @@ impl BuildProgress {
                 total,
                 instruction,
             } => format!("[{index}/{total}] {instruction}"),
-            BuildEvent::Line(l) => format!("  {l}"),
+            BuildEvent::Line(l) => format!("  {}", l.trim_start()),
             // Per-layer download counters are noise in a log; the spinner shows them.
             BuildEvent::Progress {
                 id,
