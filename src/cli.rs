@@ -49,6 +49,25 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Build an image through the Docker Engine API and tag it `rocmenv/<stack>:<content-hash>`; an unchanged context
+    /// is a cache hit that does not run the builder. Progress goes to stderr.
+    ///
+    /// Exit codes: 0 built (or cached), 1 a build step failed, 2 bad input, 3 the daemon or a base image is unavailable.
+    Build(BuildArgs),
+    /// Run a command in an image with this host's GPUs mapped (AMD: /dev/kfd, render nodes, video/render groups;
+    /// NVIDIA: a GPU device request) and the variables `rocmenv env` computes, like a long `docker run` line.
+    ///
+    /// Exit codes, like `docker run`: the command's own code, 124 it outlived --timeout, 125 rocmenv itself failed
+    /// (bad flags, daemon unreachable, image missing), 130 Ctrl-C, 143 SIGTERM. The container is removed in every case.
+    Run(RunArgs),
+    /// Remove containers that crashed rocmenv runs left behind (those labelled rocmenv.managed=true).
+    ///
+    /// Exit codes: 0 done, 3 the daemon is unreachable.
+    Gc {
+        /// Print the removed containers as JSON.
+        #[arg(long)]
+        json: bool,
+    },
     /// Print a shell completion script: `rocmenv completions bash > /etc/bash_completion.d/rocmenv`.
     Completions {
         /// bash, zsh, fish, elvish or powershell.
@@ -82,7 +101,7 @@ impl From<StackArg> for crate::dockerfile::Stack {
 pub struct StackArgs {
     /// Which stack.
     #[arg(long, value_enum)]
-    pub stack: StackArg,
+    pub stack: Option<StackArg>,
     /// rocm: the ROCm release (X.Y or X.Y.Z). Default: the newest whose image supports the GPUs.
     #[arg(long, value_name = "X.Y")]
     pub rocm: Option<String>,
@@ -129,6 +148,7 @@ pub struct StackArgs {
 
 /// Flags of `rocmenv dockerfile`.
 #[derive(Debug, Args)]
+#[command(group(clap::ArgGroup::new("what").required(true).args(["stack"])))]
 pub struct DockerfileArgs {
     /// Stack and versions.
     #[command(flatten)]
@@ -139,13 +159,13 @@ pub struct DockerfileArgs {
 }
 
 impl StackArgs {
-    /// The options the dockerfile module takes.
+    /// The options the dockerfile module takes; `None` without `--stack`.
     pub fn options(
         self,
         matrices: Option<PathBuf>,
-    ) -> crate::dockerfile_command::DockerfileOptions {
-        crate::dockerfile_command::DockerfileOptions {
-            stack: self.stack.into(),
+    ) -> Option<crate::dockerfile_command::DockerfileOptions> {
+        Some(crate::dockerfile_command::DockerfileOptions {
+            stack: self.stack?.into(),
             rocm: self.rocm,
             pytorch: self.pytorch,
             ubuntu: self.ubuntu,
@@ -161,7 +181,7 @@ impl StackArgs {
             with_smoke_tests: self.with_smoke_tests,
             source: self.source,
             matrices,
-        }
+        })
     }
 }
 
@@ -223,4 +243,87 @@ pub struct DoctorArgs {
     /// Seconds an external tool may run with --deep.
     #[arg(long, default_value_t = 10, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..=600))]
     pub tool_timeout: u64,
+}
+
+/// Flags of `rocmenv build`.
+#[derive(Debug, Args)]
+#[command(group(clap::ArgGroup::new("input").required(true).args(["context", "stack"])))]
+pub struct BuildArgs {
+    /// Build this directory (it holds the Dockerfile); the image is tagged `rocmenv/context:<hash>`.
+    #[arg(long, value_name = "DIR", conflicts_with = "stack")]
+    pub context: Option<PathBuf>,
+
+    /// Or render a stack as `rocmenv dockerfile` does and build it; the image is tagged `rocmenv/<stack>:<hash>`.
+    #[command(flatten)]
+    pub stack: StackArgs,
+
+    /// Also tag the image with this name (repeatable), e.g. `--tag myteam/torch:dev`.
+    #[arg(long, value_name = "NAME[:TAG]")]
+    pub tag: Vec<String>,
+
+    /// Print one JSON document (tag, image id, cached, seconds) and no progress.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Flags of `rocmenv run`.
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// The image to run.
+    #[arg(long, value_name = "IMAGE")]
+    pub image: String,
+
+    /// Whose GPUs to map. Default: AMD when the host has AMD GPUs, else NVIDIA, else none.
+    #[arg(long, value_enum)]
+    pub vendor: Option<crate::engine::DeviceVendor>,
+
+    /// Map only this GPU (its index among the vendor's GPUs, as `rocmenv env --device` counts).
+    #[arg(long, value_name = "N")]
+    pub gpu: Option<usize>,
+
+    /// Kill the container after this many seconds (exit 124).
+    #[arg(long, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..))]
+    pub timeout: Option<u64>,
+
+    /// Memory limit, e.g. 512m or 16g (swap is disabled with it).
+    #[arg(long, value_name = "SIZE")]
+    pub memory: Option<String>,
+
+    /// Set a variable in the container (repeatable); it wins over the computed ones.
+    #[arg(short = 'e', long = "env", value_name = "NAME=VALUE")]
+    pub env: Vec<String>,
+
+    /// Bind-mount a host path (repeatable): HOST:CONTAINER[:ro].
+    #[arg(short = 'v', long = "volume", value_name = "HOST:CONTAINER[:ro]")]
+    pub volume: Vec<String>,
+
+    /// After the command exits, copy this file out of the container (to --result-to).
+    #[arg(long, value_name = "PATH")]
+    pub result: Option<String>,
+
+    /// Where --result is written. Default: its file name in the current directory.
+    #[arg(long, value_name = "FILE", requires = "result")]
+    pub result_to: Option<PathBuf>,
+
+    /// Print the equivalent `docker run` line instead of running.
+    #[arg(long)]
+    pub print: bool,
+
+    /// Take the GPUs from this host tree (only with --print: the line another host would need).
+    #[arg(long, value_name = "DIR", requires = "print")]
+    pub sysroot: Option<PathBuf>,
+
+    /// The command and its arguments (after `--`). Empty: the image's default command.
+    #[arg(last = true, value_name = "CMD")]
+    pub command: Vec<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    /// clap checks the whole command tree (group names, conflicts) only when asked; ask once here.
+    #[test]
+    fn the_command_tree_is_consistent() {
+        use clap::CommandFactory;
+        super::Cli::command().debug_assert();
+    }
 }

@@ -177,3 +177,23 @@ pub fn run(
     }
     Ok(crate::error::EXIT_OK)
 }
+
+/// Renders `o` into the files `rocmenv build` sends to the daemon; notes go to `err`.
+pub fn build_source(
+    o: &DockerfileOptions,
+    err: &mut dyn Write,
+) -> Result<crate::build_command::BuildSource, Error> {
+    let (rendered, warnings) = render(o)?;
+    for w in warnings.iter().chain(rendered.notes.iter()) {
+        let _ = writeln!(err, "rocmenv: note: {w}");
+    }
+    let mut files = vec![(
+        PathBuf::from("Dockerfile"),
+        rendered.dockerfile.into_bytes(),
+    )];
+    files.extend(rendered.files);
+    Ok(crate::build_command::BuildSource::Files {
+        stack: o.stack.name().to_string(),
+        files,
+    })
+}

@@ -45,6 +45,35 @@ pub enum Error {
     /// There is no GPU to work for.
     #[error("{0}")]
     NoGpu(String),
+    /// No Docker-compatible daemon answers at the endpoint.
+    #[error("no container engine answers at {endpoint}: {why} (start dockerd, or point DOCKER_HOST at a running daemon, e.g. unix:///run/podman/podman.sock)")]
+    DaemonUnreachable {
+        /// The endpoint tried (`unix:///var/run/docker.sock`).
+        endpoint: String,
+        /// What the connection said.
+        why: String,
+    },
+    /// An image is not in the daemon's store and could not be pulled (no registry).
+    #[error("image {image} is not available locally and could not be pulled ({why}): load it with `docker load -i FILE.tar` (or `docker import`), or use another image (`--base IMAGE` when building a stack)")]
+    ImageMissing {
+        /// The image reference.
+        image: String,
+        /// Why the pull failed.
+        why: String,
+    },
+    /// A build step ran and failed (a failed check, not a broken environment).
+    #[error("build failed at {step}: {message}\n{tail}")]
+    BuildFailed {
+        /// The failing step (`Step 2/3 : RUN false`), or `before the first step`.
+        step: String,
+        /// The daemon's error message.
+        message: String,
+        /// The last lines the step printed, indented.
+        tail: String,
+    },
+    /// The daemon refused or broke a request (build could not start, container could not be created).
+    #[error("container engine: {0}")]
+    Engine(String),
 }
 
 impl Error {
@@ -52,8 +81,12 @@ impl Error {
     pub fn exit_code(&self) -> i32 {
         match self {
             Error::Matrix(_) | Error::Sysroot { .. } | Error::Usage { .. } => EXIT_USAGE,
-            Error::Output(_) | Error::Environment(_) => EXIT_ENVIRONMENT,
-            Error::NoGpu(_) => EXIT_FAILED,
+            Error::Output(_)
+            | Error::Environment(_)
+            | Error::DaemonUnreachable { .. }
+            | Error::ImageMissing { .. }
+            | Error::Engine(_) => EXIT_ENVIRONMENT,
+            Error::NoGpu(_) | Error::BuildFailed { .. } => EXIT_FAILED,
         }
     }
 }

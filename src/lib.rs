@@ -1,5 +1,6 @@
 //! rocmenv: checks that a Linux GPU host and a container stack will run PyTorch on ROCm or CUDA.
 
+pub mod build_command;
 pub mod checks;
 pub mod cli;
 pub mod dockerfile;
@@ -14,6 +15,7 @@ pub mod host;
 pub mod matrix;
 pub mod parse;
 pub mod report;
+pub mod run_command;
 pub mod runtime;
 pub mod target;
 pub mod validate;

@@ -56,7 +56,10 @@ fn run(cli: Cli) -> Result<i32, Error> {
         }
         Command::Dockerfile(a) => {
             let a = *a;
-            let opts = a.stack.options(cli.matrices);
+            let opts = a
+                .stack
+                .options(cli.matrices)
+                .expect("clap requires --stack");
             rocmenv::dockerfile_command::run(
                 &opts,
                 a.output.as_deref(),
@@ -82,6 +85,49 @@ fn run(cli: Cli) -> Result<i32, Error> {
             }
             Ok(rocmenv::runtime::exit_code(&report))
         }
+        Command::Build(a) => {
+            let source = match (a.context, a.stack.options(cli.matrices)) {
+                (Some(dir), _) => rocmenv::build_command::BuildSource::Dir(dir),
+                (None, Some(opts)) => {
+                    rocmenv::dockerfile_command::build_source(&opts, &mut std::io::stderr())?
+                }
+                (None, None) => unreachable!("clap requires --context or --stack"),
+            };
+            let opts = rocmenv::build_command::BuildOptions {
+                source,
+                tags: a.tag,
+                json: a.json,
+            };
+            let terminal = std::io::stderr().is_terminal();
+            rocmenv::build_command::run(
+                &opts,
+                terminal,
+                &mut stdout.lock(),
+                Box::new(std::io::stderr()),
+            )
+        }
+        Command::Run(a) => {
+            let opts = rocmenv::run_command::RunOptions {
+                image: a.image,
+                vendor: a.vendor,
+                gpu: a.gpu,
+                timeout: a.timeout.map(Duration::from_secs),
+                memory: a.memory,
+                env: a.env,
+                volumes: a.volume,
+                result: a.result.map(|r| (r, a.result_to)),
+                print: a.print,
+                sysroot: a.sysroot,
+                matrices: cli.matrices,
+                command: a.command,
+            };
+            Ok(rocmenv::run_command::run(
+                &opts,
+                &mut stdout.lock(),
+                &mut std::io::stderr(),
+            ))
+        }
+        Command::Gc { json } => rocmenv::run_command::gc(json, &mut stdout.lock()),
         Command::Completions { shell } => {
             clap_complete::generate(shell, &mut Cli::command(), "rocmenv", &mut stdout.lock());
             Ok(0)

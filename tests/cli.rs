@@ -384,3 +384,33 @@ fn probe_json_matches_its_exit_code() {
         );
     }
 }
+
+/// The daemon unreachable (a socket that does not exist, a closed tcp port): one line naming the endpoint;
+/// exit 3 for build and gc, 125 for run (like `docker run`).
+#[test]
+fn unreachable_daemon_is_one_line_naming_the_endpoint() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("Dockerfile"), "FROM scratch\n").unwrap();
+    let ctx = dir.path().to_str().unwrap();
+    for host in ["unix:///nonexistent/docker.sock", "tcp://127.0.0.1:1"] {
+        let run = |args: &[&str]| {
+            Command::new(env!("CARGO_BIN_EXE_rocmenv"))
+                .args(args)
+                .env("DOCKER_HOST", host)
+                .output()
+                .expect("runs")
+        };
+        for (args, code) in [
+            (&["build", "--context", ctx][..], 3),
+            (&["gc"][..], 3),
+            (
+                &["run", "--vendor", "cpu", "--image", "x", "--", "true"][..],
+                125,
+            ),
+        ] {
+            let o = run(args);
+            assert_one_line_error(&o, code, &format!("no container engine answers at {host}"));
+            assert!(stderr(&o).contains("start dockerd"), "{}", stderr(&o));
+        }
+    }
+}

@@ -1,5 +1,20 @@
-//! The container engine. For now: asking a Docker-compatible daemon what it is, for `doctor`.
+//! The container engine: the only module that names bollard. It speaks in rocmenv's types (`BuildEvent`, `RunSpec`,
+//! `RunOutcome`, `DeviceMap`) and never prints; the commands and reporters do.
 
-mod ping;
+mod build;
+mod connect;
+mod context;
+mod devices;
+mod gc;
+mod print;
+mod run;
 
-pub use ping::{docker_status, endpoint_from_env};
+pub use build::{build_context, build_files, content_tag, BuildEvent, BuildOutcome};
+pub use connect::{docker_status, endpoint_from_env, resolve_endpoint, Engine, DEFAULT_SOCKET};
+pub use context::{base_images, BuildContext};
+pub use devices::{device_map, shm_size, video_render_gids, DeviceMap, DeviceVendor, GpuRequest};
+pub use gc::Leftover;
+pub use print::docker_run_line;
+pub use run::{
+    new_run_id, Mount, OutputStream, RunOutcome, RunSpec, StopSignal, MANAGED_LABEL, RUN_ID_LABEL,
+};

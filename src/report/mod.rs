@@ -1,12 +1,14 @@
-//! Reporters: render a doctor run as human text or JSON. They write to `&mut dyn Write`, so tests capture them.
+//! Reporters: render a doctor run as human text or JSON, and build progress. They write to `&mut dyn Write`, so tests capture them.
 
 mod env;
 mod human;
 mod json;
+mod progress;
 
 pub use env::{render_env, sh_quote, EnvFormat};
 pub use human::{render_human, Style};
 pub use json::{doctor_json, render_json};
+pub use progress::BuildProgress;
 
 use crate::checks::{Finding, Summary};
 use crate::host::HostFacts;

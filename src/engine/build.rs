@@ -1,0 +1,372 @@
+//! Building an image from a context: content-hash tags (a cache hit skips the builder), base-image checks, and a
+//! stream of events in which a build error can arrive at any point.
+
+use super::connect::{describe, Engine};
+use super::context::{base_images, BuildContext};
+use crate::error::Error;
+use bollard::query_parameters::{
+    BuildImageOptionsBuilder, CreateImageOptionsBuilder, TagImageOptionsBuilder,
+};
+use futures_util::StreamExt;
+use serde::Serialize;
+use std::collections::{HashMap, VecDeque};
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+/// How many lines of a failing step's output the error keeps.
+const TAIL_LINES: usize = 20;
+/// How long a pull of a missing base image may take before it counts as impossible.
+const PULL_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// What a build reports while it runs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BuildEvent {
+    /// The image for this context already exists; the builder is not asked.
+    CacheHit {
+        /// `rocmenv/<stack>:<hash>`.
+        tag: String,
+    },
+    /// A base image is missing locally and is being pulled.
+    Pulling {
+        /// The image reference.
+        image: String,
+    },
+    /// A Dockerfile step started.
+    Step {
+        /// 1-based step number.
+        index: u32,
+        /// Steps in the Dockerfile.
+        total: u32,
+        /// The instruction, `RUN apt-get update`.
+        instruction: String,
+    },
+    /// A line the current step printed.
+    Line(String),
+    /// Download or extraction progress (pulls, `ADD URL`).
+    Progress {
+        /// Layer or item id.
+        id: String,
+        /// `Downloading`, `Extracting`, …
+        status: String,
+        /// Bytes done, when known.
+        current: Option<u64>,
+        /// Bytes in all, when known.
+        total: Option<u64>,
+    },
+    /// The daemon reported an error; the build stops.
+    Error(String),
+}
+
+/// What a finished build produced.
+#[derive(Debug, Clone, Serialize)]
+pub struct BuildOutcome {
+    /// `rocmenv/<stack>:<hash>`.
+    pub tag: String,
+    /// Every tag the image now carries (the content tag first, then `--tag`s).
+    pub tags: Vec<String>,
+    /// The image id (`sha256:…`), when the daemon said it.
+    pub image_id: Option<String>,
+    /// True when the image existed and the builder was not asked.
+    pub cached: bool,
+    /// The hash of the context.
+    pub context_hash: String,
+    /// Wall time of the whole command in seconds.
+    pub seconds: f64,
+}
+
+/// Builds rendered files (`files` holds `Dockerfile`) as `rocmenv/<stack>:<hash>`, plus `tags`.
+pub fn build_files(
+    engine: &Engine,
+    files: &[(PathBuf, Vec<u8>)],
+    stack: &str,
+    tags: &[String],
+    on_event: &mut dyn FnMut(BuildEvent),
+) -> Result<BuildOutcome, Error> {
+    let ctx = BuildContext::from_files(files, None)?;
+    build_context(engine, &ctx, stack, tags, on_event)
+}
+
+/// The content tag of a context: `rocmenv/<stack>:<hash>`.
+pub fn content_tag(ctx: &BuildContext, stack: &str) -> String {
+    format!("rocmenv/{stack}:{}", ctx.content_hash())
+}
+
+/// Builds a context as `rocmenv/<stack>:<hash>`, plus `tags`; an existing image for the same hash is a cache hit.
+pub fn build_context(
+    engine: &Engine,
+    ctx: &BuildContext,
+    stack: &str,
+    tags: &[String],
+    on_event: &mut dyn FnMut(BuildEvent),
+) -> Result<BuildOutcome, Error> {
+    let start = Instant::now();
+    let tag = content_tag(ctx, stack);
+    let d = &engine.docker;
+    let mut outcome = BuildOutcome {
+        tag: tag.clone(),
+        tags: vec![tag.clone()],
+        image_id: None,
+        cached: false,
+        context_hash: ctx.content_hash(),
+        seconds: 0.0,
+    };
+    engine.rt.block_on(async {
+        if let Ok(img) = d.inspect_image(&tag).await {
+            on_event(BuildEvent::CacheHit { tag: tag.clone() });
+            outcome.cached = true;
+            outcome.image_id = img.id;
+        } else {
+            for base in base_images(&ctx.dockerfile()) {
+                ensure_image(engine, &base, on_event).await?;
+            }
+            let said = run_build(engine, ctx, stack, &tag, on_event).await?;
+            // The classic builder prints a short id; the store has the full one.
+            outcome.image_id = d.inspect_image(&tag).await.ok().and_then(|i| i.id).or(said);
+        }
+        for t in tags {
+            let (repo, version) = split_tag(t);
+            let opts = TagImageOptionsBuilder::new()
+                .repo(repo)
+                .tag(version)
+                .build();
+            d.tag_image(&tag, Some(opts))
+                .await
+                .map_err(|e| Error::Engine(format!("cannot tag {tag} as {t}: {}", describe(&e))))?;
+            outcome.tags.push(t.clone());
+        }
+        Ok::<(), Error>(())
+    })?;
+    outcome.seconds = start.elapsed().as_secs_f64();
+    Ok(outcome)
+}
+
+/// `repo:tag` → (`repo`, `tag`); a colon inside a registry host (`host:5000/x`) is not a tag.
+fn split_tag(t: &str) -> (&str, &str) {
+    match t.rsplit_once(':') {
+        Some((repo, tag)) if !tag.contains('/') => (repo, tag),
+        _ => (t, "latest"),
+    }
+}
+
+/// Makes sure `image` is in the daemon's store, pulling it if it can; without a registry, says how to provide it.
+pub(crate) async fn ensure_image(
+    engine: &Engine,
+    image: &str,
+    on_event: &mut dyn FnMut(BuildEvent),
+) -> Result<(), Error> {
+    let d = &engine.docker;
+    match d.inspect_image(image).await {
+        Ok(_) => return Ok(()),
+        Err(bollard::errors::Error::DockerResponseServerError {
+            status_code: 404, ..
+        }) => {}
+        Err(e) => {
+            return Err(Error::Engine(format!(
+                "cannot inspect {image}: {}",
+                describe(&e)
+            )))
+        }
+    }
+    on_event(BuildEvent::Pulling {
+        image: image.to_string(),
+    });
+    let (repo, version) = split_tag(image);
+    let opts = CreateImageOptionsBuilder::new()
+        .from_image(repo)
+        .tag(version)
+        .build();
+    let pull = async {
+        let mut s = d.create_image(Some(opts), None, None);
+        while let Some(item) = s.next().await {
+            let info = item.map_err(|e| describe(&e))?;
+            if let Some(status) = info.status {
+                let p = info.progress_detail.unwrap_or_default();
+                on_event(BuildEvent::Progress {
+                    id: info.id.unwrap_or_default(),
+                    status,
+                    current: p.current.map(|c| c.max(0) as u64),
+                    total: p.total.map(|t| t.max(0) as u64),
+                });
+            }
+        }
+        Ok::<(), String>(())
+    };
+    let why = match tokio::time::timeout(PULL_TIMEOUT, pull).await {
+        Ok(Ok(())) => return Ok(()),
+        Ok(Err(why)) => why,
+        Err(_) => format!(
+            "no answer from the registry within {} s",
+            PULL_TIMEOUT.as_secs()
+        ),
+    };
+    Err(Error::ImageMissing {
+        image: image.to_string(),
+        why,
+    })
+}
+
+/// Drops terminal escapes (the classic builder colours a step's stderr red).
+fn strip_ansi(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut chars = s.chars();
+    while let Some(c) = chars.next() {
+        if c == '\u{1b}' {
+            // CSI: ESC [ parameters… final byte in @..~
+            if chars.next() == Some('[') {
+                for f in chars.by_ref() {
+                    if ('@'..='~').contains(&f) {
+                        break;
+                    }
+                }
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// The builder's own bookkeeping lines, which say nothing about why a step failed.
+fn is_builder_noise(line: &str) -> bool {
+    let l = line.trim_start();
+    l.starts_with("---> ") || l.starts_with("Removing intermediate container")
+}
+
+/// `Step 2/5 : RUN make` → (2, 5, `RUN make`).
+fn parse_step(line: &str) -> Option<(u32, u32, String)> {
+    let rest = line.strip_prefix("Step ")?;
+    let (nums, instruction) = rest.split_once(" : ")?;
+    let (i, n) = nums.split_once('/')?;
+    Some((
+        i.parse().ok()?,
+        n.parse().ok()?,
+        instruction.trim().to_string(),
+    ))
+}
+
+async fn run_build(
+    engine: &Engine,
+    ctx: &BuildContext,
+    stack: &str,
+    tag: &str,
+    on_event: &mut dyn FnMut(BuildEvent),
+) -> Result<Option<String>, Error> {
+    let labels = HashMap::from([
+        ("rocmenv.stack".to_string(), stack.to_string()),
+        ("rocmenv.context-hash".to_string(), ctx.content_hash()),
+    ]);
+    let opts = BuildImageOptionsBuilder::new()
+        .dockerfile("Dockerfile")
+        .t(tag)
+        .rm(true)
+        .forcerm(true)
+        .labels(&labels)
+        .build();
+    let body = bollard::body_full(ctx.to_tar()?.into());
+    let mut stream = engine.docker.build_image(opts, None, Some(body));
+    let mut step: Option<String> = None;
+    let mut tail: VecDeque<String> = VecDeque::new();
+    let mut image_id = None;
+    while let Some(item) = stream.next().await {
+        let info = match item {
+            Ok(info) => info,
+            Err(e) => {
+                let message = describe(&e);
+                on_event(BuildEvent::Error(message.clone()));
+                return Err(match (&e, step) {
+                    (bollard::errors::Error::DockerStreamError { .. }, Some(step)) => {
+                        Error::BuildFailed {
+                            step,
+                            message,
+                            tail: tail
+                                .iter()
+                                .map(|l| format!("  | {l}"))
+                                .collect::<Vec<_>>()
+                                .join("\n"),
+                        }
+                    }
+                    _ => Error::Engine(format!("the build could not start: {message}")),
+                });
+            }
+        };
+        if let Some(text) = info.stream {
+            let text = strip_ansi(&text);
+            for line in text
+                .lines()
+                .map(str::trim_end)
+                .filter(|l| !l.trim().is_empty())
+            {
+                if let Some((index, total, instruction)) = parse_step(line) {
+                    step = Some(line.to_string());
+                    tail.clear();
+                    on_event(BuildEvent::Step {
+                        index,
+                        total,
+                        instruction,
+                    });
+                } else {
+                    if let Some(id) = line.strip_prefix("Successfully built ") {
+                        image_id = Some(id.trim().to_string());
+                    }
+                    if !is_builder_noise(line) {
+                        tail.push_back(line.to_string());
+                    }
+                    if tail.len() > TAIL_LINES {
+                        tail.pop_front();
+                    }
+                    on_event(BuildEvent::Line(line.to_string()));
+                }
+            }
+        }
+        if let Some(status) = info.status {
+            let p = info.progress_detail.unwrap_or_default();
+            on_event(BuildEvent::Progress {
+                id: info.id.unwrap_or_default(),
+                status,
+                current: p.current.map(|c| c.max(0) as u64),
+                total: p.total.map(|t| t.max(0) as u64),
+            });
+        }
+        if let Some(id) = info.aux.and_then(|a| a.id) {
+            image_id = Some(id);
+        }
+    }
+    Ok(image_id)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn steps_are_parsed() {
+        assert_eq!(
+            parse_step("Step 2/5 : RUN make -j"),
+            Some((2, 5, "RUN make -j".into()))
+        );
+        assert_eq!(parse_step(" ---> Running in 1234"), None);
+    }
+
+    #[test]
+    fn escapes_and_builder_noise_are_dropped() {
+        assert_eq!(
+            strip_ansi("\u{1b}[91mlast words\n\u{1b}[0m"),
+            "last words\n"
+        );
+        assert!(is_builder_noise(" ---> Running in ad7c1d515348"));
+        assert!(is_builder_noise(
+            "Removing intermediate container ad7c1d515348"
+        ));
+        assert!(!is_builder_noise("about-to-fail"));
+    }
+
+    #[test]
+    fn tags_split_at_the_last_colon_outside_the_host() {
+        assert_eq!(split_tag("me/img:1.0"), ("me/img", "1.0"));
+        assert_eq!(
+            split_tag("registry:5000/img"),
+            ("registry:5000/img", "latest")
+        );
+        assert_eq!(split_tag("img"), ("img", "latest"));
+    }
+}

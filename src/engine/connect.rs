@@ -1,0 +1,221 @@
+//! Finding and connecting to a Docker-compatible daemon (Docker or Podman), with the API version negotiated down.
+
+use crate::checks::{DockerInfo, DockerStatus};
+use crate::error::Error;
+use bollard::Docker;
+use std::path::Path;
+use std::time::Duration;
+
+/// How long connecting and the version handshake may take: a dead tcp endpoint must not hang a command.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+/// Per-request header timeout (seconds); streams (build output, logs, wait) are not cut by it.
+const REQUEST_TIMEOUT_S: u64 = 600;
+/// Docker's default socket.
+pub const DEFAULT_SOCKET: &str = "unix:///var/run/docker.sock";
+
+/// A connected daemon plus the runtime that drives it, so callers stay synchronous.
+pub struct Engine {
+    pub(crate) docker: Docker,
+    pub(crate) rt: tokio::runtime::Runtime,
+    endpoint: String,
+}
+
+impl std::fmt::Debug for Engine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Engine")
+            .field("endpoint", &self.endpoint)
+            .finish()
+    }
+}
+
+/// The endpoint to use: `DOCKER_HOST`, else Docker's socket, else Podman's (rootless, then system), else Docker's.
+pub fn resolve_endpoint(
+    docker_host: Option<&str>,
+    xdg_runtime_dir: Option<&str>,
+    exists: &dyn Fn(&Path) -> bool,
+) -> String {
+    if let Some(h) = docker_host.filter(|h| !h.is_empty()) {
+        return h.to_string();
+    }
+    let mut candidates = vec!["/var/run/docker.sock".to_string()];
+    if let Some(x) = xdg_runtime_dir.filter(|x| !x.is_empty()) {
+        candidates.push(format!("{x}/podman/podman.sock"));
+    }
+    candidates.push("/run/podman/podman.sock".to_string());
+    candidates
+        .into_iter()
+        .find(|c| exists(Path::new(c)))
+        .map(|c| format!("unix://{c}"))
+        .unwrap_or_else(|| DEFAULT_SOCKET.to_string())
+}
+
+/// The endpoint `DOCKER_HOST` names, else the first socket that exists (Docker's, then Podman's).
+pub fn endpoint_from_env(docker_host: Option<&str>) -> String {
+    let xdg = std::env::var("XDG_RUNTIME_DIR").ok();
+    resolve_endpoint(docker_host, xdg.as_deref(), &|p| p.exists())
+}
+
+impl Engine {
+    /// Connects to `endpoint` (`unix://PATH`, a bare socket path, `tcp://HOST:PORT` or `http://…`) and negotiates the
+    /// API version, so daemons from Docker 20.10 (API 1.41) to current answer.
+    pub fn connect(endpoint: &str) -> Result<Engine, Error> {
+        let unreachable = |why: String| Error::DaemonUnreachable {
+            endpoint: endpoint.to_string(),
+            why,
+        };
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| Error::Engine(format!("cannot start the async runtime: {e}")))?;
+        let v = bollard::API_DEFAULT_VERSION;
+        let docker = if let Some(path) = endpoint
+            .strip_prefix("unix://")
+            .or_else(|| endpoint.starts_with('/').then_some(endpoint))
+        {
+            if !Path::new(path).exists() {
+                return Err(unreachable(format!("{path} does not exist")));
+            }
+            Docker::connect_with_unix(path, REQUEST_TIMEOUT_S, v)
+        } else if endpoint.starts_with("tcp://") || endpoint.starts_with("http://") {
+            Docker::connect_with_http(endpoint, REQUEST_TIMEOUT_S, v)
+        } else {
+            return Err(unreachable(
+                "not a unix:// or tcp:// endpoint (TLS and ssh endpoints are not supported)".into(),
+            ));
+        }
+        .map_err(|e| unreachable(e.to_string()))?;
+        let docker = rt
+            .block_on(async {
+                tokio::time::timeout(CONNECT_TIMEOUT, docker.negotiate_version()).await
+            })
+            .map_err(|_| unreachable(format!("no answer within {} s", CONNECT_TIMEOUT.as_secs())))?
+            .map_err(|e| unreachable(describe(&e)))?;
+        Ok(Engine {
+            docker,
+            rt,
+            endpoint: endpoint.to_string(),
+        })
+    }
+
+    /// Connects to the endpoint `DOCKER_HOST` (or the default sockets) names.
+    pub fn connect_default() -> Result<Engine, Error> {
+        Engine::connect(&endpoint_from_env(
+            std::env::var("DOCKER_HOST").ok().as_deref(),
+        ))
+    }
+
+    /// The endpoint connected to.
+    pub fn endpoint(&self) -> &str {
+        &self.endpoint
+    }
+
+    /// The negotiated API version (`1.41`).
+    pub fn api_version(&self) -> String {
+        self.docker.client_version().to_string()
+    }
+
+    /// The daemon's version, runtimes and CDI spec directories.
+    pub fn info(&self) -> Result<DockerInfo, Error> {
+        let d = &self.docker;
+        let (version, info) = self
+            .rt
+            .block_on(async {
+                tokio::time::timeout(CONNECT_TIMEOUT, async {
+                    (d.version().await, d.info().await)
+                })
+                .await
+            })
+            .map_err(|_| Error::Engine("the daemon did not answer /version and /info".into()))?;
+        let version = version.map_err(|e| Error::Engine(describe(&e)))?;
+        let info = info.ok();
+        let mut runtimes: Vec<String> = info
+            .as_ref()
+            .and_then(|i| i.runtimes.as_ref())
+            .map(|r| r.keys().cloned().collect())
+            .unwrap_or_default();
+        runtimes.sort();
+        Ok(DockerInfo {
+            version: version.version.unwrap_or_else(|| "?".into()),
+            api_version: version.api_version.unwrap_or_else(|| "?".into()),
+            runtimes,
+            default_runtime: info.as_ref().and_then(|i| i.default_runtime.clone()),
+            cdi_spec_dirs: info
+                .as_ref()
+                .and_then(|i| i.cdi_spec_dirs.clone())
+                .unwrap_or_default(),
+        })
+    }
+}
+
+/// Asks the daemon at `endpoint` for its version and info (doctor's `docker.*` checks).
+pub fn docker_status(endpoint: &str) -> DockerStatus {
+    let result = Engine::connect(endpoint)
+        .and_then(|e| e.info())
+        .map_err(|e| match e {
+            Error::DaemonUnreachable { why, .. } => why,
+            other => other.to_string(),
+        });
+    DockerStatus {
+        endpoint: endpoint.to_string(),
+        result,
+    }
+}
+
+/// One line for a bollard error, in words a person can act on.
+pub(crate) fn describe(e: &bollard::errors::Error) -> String {
+    use bollard::errors::Error as B;
+    match e {
+        B::DockerResponseServerError {
+            status_code,
+            message,
+        } => format!("{message} (HTTP {status_code})"),
+        B::SocketNotFoundError(p) => format!("{p} does not exist"),
+        B::RequestTimeoutError => "the request timed out".into(),
+        B::DockerStreamError { error } => error.trim().to_string(),
+        other => {
+            // hyper wraps the io error; its source chain says "Connection refused" or "Permission denied".
+            let mut s = other.to_string();
+            let mut src = std::error::Error::source(other);
+            while let Some(x) = src {
+                s = x.to_string();
+                src = x.source();
+            }
+            if s.contains("Permission denied") {
+                s.push_str(" (add the user to the docker group, or use a rootless daemon)");
+            }
+            s
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn docker_host_wins() {
+        let e = resolve_endpoint(Some("tcp://10.0.0.1:2375"), None, &|_| true);
+        assert_eq!(e, "tcp://10.0.0.1:2375");
+    }
+
+    #[test]
+    fn docker_socket_before_podman() {
+        let e = resolve_endpoint(None, Some("/run/user/1000"), &|_| true);
+        assert_eq!(e, "unix:///var/run/docker.sock");
+    }
+
+    #[test]
+    fn podman_rootless_when_no_docker_socket() {
+        let e = resolve_endpoint(Some(""), Some("/run/user/1000"), &|p| {
+            p.starts_with("/run/user")
+        });
+        assert_eq!(e, "unix:///run/user/1000/podman/podman.sock");
+        let e = resolve_endpoint(None, None, &|p| p.starts_with("/run/podman"));
+        assert_eq!(e, "unix:///run/podman/podman.sock");
+    }
+
+    #[test]
+    fn nothing_exists_means_docker_default() {
+        assert_eq!(resolve_endpoint(None, None, &|_| false), DEFAULT_SOCKET);
+    }
+}

@@ -1,0 +1,305 @@
+//! Which host devices a container gets, per vendor: a pure function of the host facts, unit-tested on captured hosts.
+
+use crate::host::{Gpu, HostFacts};
+use crate::matrix::Vendor;
+use serde::Serialize;
+
+/// Whose GPUs a container uses; `Cpu` maps no device.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum DeviceVendor {
+    /// AMD (ROCm): `/dev/kfd` and the render nodes.
+    Amd,
+    /// NVIDIA (CUDA): a device request to the nvidia runtime or CDI.
+    Nvidia,
+    /// No GPU.
+    Cpu,
+}
+
+impl DeviceVendor {
+    /// The vendor the host's GPUs suggest: AMD first (a ROCm tool), then NVIDIA, else CPU.
+    pub fn detect(facts: &HostFacts) -> DeviceVendor {
+        if facts.amd_gpus().next().is_some() {
+            DeviceVendor::Amd
+        } else if facts.nvidia_gpus().next().is_some() {
+            DeviceVendor::Nvidia
+        } else {
+            DeviceVendor::Cpu
+        }
+    }
+
+    /// The matrix vendor, `None` for the CPU.
+    pub fn gpu_vendor(self) -> Option<Vendor> {
+        match self {
+            DeviceVendor::Amd => Some(Vendor::Amd),
+            DeviceVendor::Nvidia => Some(Vendor::Nvidia),
+            DeviceVendor::Cpu => None,
+        }
+    }
+}
+
+/// A request for NVIDIA GPUs (`docker run --gpus` or a CDI device).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct GpuRequest {
+    /// `nvidia` (the runtime hook) or `cdi`.
+    pub driver: String,
+    /// `Some(-1)` for every GPU; `None` when `device_ids` name them.
+    pub count: Option<i64>,
+    /// GPU indices (`0`) or CDI names (`nvidia.com/gpu=all`).
+    pub device_ids: Vec<String>,
+    /// `[["gpu"]]` for the nvidia driver, empty for CDI.
+    pub capabilities: Vec<Vec<String>>,
+}
+
+/// What a container gets from the host to use its GPUs.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct DeviceMap {
+    /// The vendor mapped.
+    pub vendor: DeviceVendor,
+    /// Device nodes passed through, same path inside.
+    pub devices: Vec<String>,
+    /// Group ids added to the container's process, numbers so images without the groups work.
+    pub group_add: Vec<u32>,
+    /// `seccomp=unconfined` for ROCm (its allocator uses syscalls Docker's profile blocks).
+    pub security_opt: Vec<String>,
+    /// `--ipc=host` (RCCL/NCCL share memory between processes).
+    pub ipc_host: bool,
+    /// `/dev/shm` size in bytes (PyTorch DataLoader workers pass tensors through it).
+    pub shm_size: u64,
+    /// NVIDIA's device request.
+    pub gpu_request: Option<GpuRequest>,
+}
+
+/// The `/dev/shm` size: half the host's memory in whole GiB, between 1 and 16 GiB (8 GiB when unknown).
+pub fn shm_size(memory_bytes: Option<u64>) -> u64 {
+    const GIB: u64 = 1 << 30;
+    memory_bytes.map_or(8 * GIB, |m| (m / 2 / GIB * GIB).clamp(GIB, 16 * GIB))
+}
+
+/// The ids of `video` and `render` in an `/etc/group` text.
+pub fn video_render_gids(etc_group: &str) -> Vec<u32> {
+    let mut out = Vec::new();
+    for name in ["video", "render"] {
+        let gid = etc_group.lines().find_map(|l| {
+            let mut f = l.split(':');
+            (f.next() == Some(name))
+                .then(|| f.nth(1).and_then(|g| g.trim().parse::<u32>().ok()))
+                .flatten()
+        });
+        out.extend(gid);
+    }
+    out
+}
+
+/// The AMD GPUs a container gets, in KFD order: the `gpu`-th, else all but iGPUs that sit next to a discrete GPU.
+fn amd_selection(facts: &HostFacts, gpu: Option<usize>) -> Result<Vec<&Gpu>, String> {
+    let mut amd: Vec<&Gpu> = facts.amd_gpus().collect();
+    amd.sort_by_key(|g| (g.kfd_node.unwrap_or(u32::MAX), g.pci_address.clone()));
+    if let Some(n) = gpu {
+        return amd.get(n).map(|g| vec![*g]).ok_or_else(|| {
+            format!(
+                "GPU {n} does not exist; this host has {} AMD GPU(s), numbered from 0",
+                amd.len()
+            )
+        });
+    }
+    let discrete = amd.iter().any(|g| g.integrated != Some(true));
+    Ok(amd
+        .into_iter()
+        .filter(|g| !(discrete && g.integrated == Some(true)))
+        .collect())
+}
+
+/// Maps the host's GPUs for `vendor`. `etc_group` is the host's `/etc/group`; `daemon_cdi` is true when the daemon
+/// reports CDI spec directories (API ≥ 1.46). An error says why the selection is impossible (bad `--gpu`, no GPU).
+pub fn device_map(
+    facts: &HostFacts,
+    vendor: DeviceVendor,
+    gpu: Option<usize>,
+    etc_group: &str,
+    daemon_cdi: bool,
+) -> Result<DeviceMap, String> {
+    let mut m = DeviceMap {
+        vendor,
+        devices: Vec::new(),
+        group_add: Vec::new(),
+        security_opt: Vec::new(),
+        ipc_host: false,
+        shm_size: shm_size(facts.memory_bytes),
+        gpu_request: None,
+    };
+    match vendor {
+        DeviceVendor::Cpu => {}
+        DeviceVendor::Amd => {
+            let gpus = amd_selection(facts, gpu)?;
+            if gpus.is_empty() {
+                return Err(
+                    "this host has no AMD GPU (use --vendor cpu, or run on a ROCm host)".into(),
+                );
+            }
+            let kfd = facts.device_nodes.kfd.as_ref();
+            m.devices
+                .push(kfd.map_or("/dev/kfd".into(), |k| k.path.clone()));
+            for g in &gpus {
+                let node = g.render_node.clone().ok_or_else(|| {
+                    format!("{} has no render node (is amdgpu loaded?)", g.pci_address)
+                })?;
+                m.devices.push(node);
+            }
+            m.group_add = video_render_gids(etc_group);
+            // Nodes owned by another group (some distributions) still need that group.
+            let owners = facts
+                .device_nodes
+                .render
+                .iter()
+                .chain(kfd)
+                .filter(|n| m.devices.contains(&n.path))
+                .filter_map(|n| n.gid)
+                .collect::<Vec<_>>();
+            for gid in owners {
+                if !m.group_add.contains(&gid) {
+                    m.group_add.push(gid);
+                }
+            }
+            m.security_opt.push("seccomp=unconfined".into());
+            m.ipc_host = true;
+        }
+        DeviceVendor::Nvidia => {
+            let count = facts.nvidia_gpus().count();
+            if count == 0 {
+                return Err(
+                    "this host has no NVIDIA GPU (use --vendor cpu, or run on a CUDA host)".into(),
+                );
+            }
+            if let Some(n) = gpu.filter(|n| *n >= count) {
+                return Err(format!(
+                    "GPU {n} does not exist; this host has {count} NVIDIA GPU(s), numbered from 0"
+                ));
+            }
+            let nvidia_cdi = facts
+                .container
+                .cdi_specs
+                .iter()
+                .any(|s| s.kind.as_deref() == Some("nvidia.com/gpu"));
+            m.gpu_request = Some(if daemon_cdi && nvidia_cdi {
+                GpuRequest {
+                    driver: "cdi".into(),
+                    count: None,
+                    device_ids: vec![format!(
+                        "nvidia.com/gpu={}",
+                        gpu.map_or("all".into(), |n| n.to_string())
+                    )],
+                    capabilities: Vec::new(),
+                }
+            } else {
+                GpuRequest {
+                    driver: "nvidia".into(),
+                    count: gpu.is_none().then_some(-1),
+                    device_ids: gpu.map(|n| vec![n.to_string()]).unwrap_or_default(),
+                    capabilities: vec![vec!["gpu".into()]],
+                }
+            });
+            m.ipc_host = true;
+        }
+    }
+    Ok(m)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::host::{self, HostRoot, ProbeOptions, RecordedSession};
+    use crate::matrix::Matrices;
+
+    fn fixture(name: &str) -> (HostFacts, String) {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/hosts")
+            .join(name);
+        let root = HostRoot::sysroot(&dir).unwrap();
+        let session = RecordedSession::open(&root);
+        let m = Matrices::load(None).unwrap();
+        let facts = host::probe(&root, &session, &m, &ProbeOptions::default());
+        (facts, root.read_text("/etc/group").unwrap_or_default())
+    }
+
+    #[test]
+    fn mi300x_gets_kfd_every_render_node_and_numeric_groups() {
+        let (f, g) = fixture("mi300x-x4-ubuntu2204");
+        let m = device_map(&f, DeviceVendor::Amd, None, &g, false).unwrap();
+        assert_eq!(m.devices[0], "/dev/kfd");
+        assert_eq!(m.devices.len(), 5, "{:?}", m.devices);
+        assert!(m.devices[1..]
+            .iter()
+            .all(|d| d.starts_with("/dev/dri/renderD")));
+        assert_eq!(&m.group_add[..2], &video_render_gids(&g)[..]);
+        assert_eq!(m.group_add[..2].len(), 2);
+        assert_eq!(m.security_opt, ["seccomp=unconfined"]);
+        assert!(m.ipc_host);
+        assert!(m.gpu_request.is_none());
+    }
+
+    #[test]
+    fn one_amd_gpu_maps_only_its_render_node() {
+        let (f, g) = fixture("mi300x-x4-ubuntu2204");
+        let all = device_map(&f, DeviceVendor::Amd, None, &g, false).unwrap();
+        let one = device_map(&f, DeviceVendor::Amd, Some(2), &g, false).unwrap();
+        assert_eq!(
+            one.devices,
+            vec!["/dev/kfd".to_string(), all.devices[3].clone()]
+        );
+        let err = device_map(&f, DeviceVendor::Amd, Some(4), &g, false).unwrap_err();
+        assert!(err.contains("4 AMD GPU(s)"), "{err}");
+    }
+
+    #[test]
+    fn igpu_next_to_a_discrete_gpu_is_not_mapped() {
+        let (f, g) = fixture("ryzen5600g-igpu-rx6800-mint21");
+        let m = device_map(&f, DeviceVendor::Amd, None, &g, false).unwrap();
+        assert_eq!(m.devices.len(), 2, "{:?}", m.devices);
+    }
+
+    #[test]
+    fn h100_gets_a_gpu_device_request() {
+        let (f, g) = fixture("h100-x8-ubuntu2204");
+        let m = device_map(&f, DeviceVendor::Nvidia, None, &g, false).unwrap();
+        let r = m.gpu_request.unwrap();
+        assert_eq!((r.driver.as_str(), r.count), ("nvidia", Some(-1)));
+        assert_eq!(r.capabilities, vec![vec!["gpu".to_string()]]);
+        assert!(m.devices.is_empty() && m.group_add.is_empty());
+        let one = device_map(&f, DeviceVendor::Nvidia, Some(3), &g, false).unwrap();
+        assert_eq!(one.gpu_request.unwrap().device_ids, ["3"]);
+    }
+
+    #[test]
+    fn nvidia_cdi_when_the_daemon_and_etc_cdi_have_specs() {
+        let (mut f, g) = fixture("h100-x8-ubuntu2204");
+        f.container.cdi_specs = vec![crate::host::CdiSpec {
+            path: "/etc/cdi/nvidia.yaml".into(),
+            kind: Some("nvidia.com/gpu".into()),
+        }];
+        let m = device_map(&f, DeviceVendor::Nvidia, None, &g, true).unwrap();
+        let r = m.gpu_request.unwrap();
+        assert_eq!(r.driver, "cdi");
+        assert_eq!(r.device_ids, ["nvidia.com/gpu=all"]);
+        let m = device_map(&f, DeviceVendor::Nvidia, None, &g, false).unwrap();
+        assert_eq!(m.gpu_request.unwrap().driver, "nvidia");
+    }
+
+    #[test]
+    fn cpu_maps_nothing_and_wrong_vendor_is_refused() {
+        let (f, g) = fixture("h100-x8-ubuntu2204");
+        let m = device_map(&f, DeviceVendor::Cpu, None, &g, false).unwrap();
+        assert!(m.devices.is_empty() && m.gpu_request.is_none() && !m.ipc_host);
+        assert!(device_map(&f, DeviceVendor::Amd, None, &g, false).is_err());
+        assert_eq!(DeviceVendor::detect(&f), DeviceVendor::Nvidia);
+    }
+
+    #[test]
+    fn gids_are_read_as_numbers() {
+        let g = "root:x:0:\nvideo:x:44:alice\nrender:x:110:alice\n";
+        assert_eq!(video_render_gids(g), [44, 110]);
+        assert_eq!(video_render_gids("video:x:44:\n"), [44]);
+        assert_eq!(shm_size(Some(64 << 30)), 16 << 30);
+        assert_eq!(shm_size(Some(1 << 30)), 1 << 30);
+    }
+}

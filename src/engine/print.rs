@@ -1,0 +1,136 @@
+//! The `docker run` line equivalent to a `RunSpec`, for `rocmenv run --print` (people paste it into scripts).
+
+use super::run::RunSpec;
+use crate::report::sh_quote;
+
+/// Quotes a word only when the shell would otherwise change it.
+fn word(w: &str) -> String {
+    let safe = !w.is_empty()
+        && w.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"_./:=,@%+-".contains(&b));
+    if safe {
+        w.to_string()
+    } else {
+        sh_quote(w)
+    }
+}
+
+/// `docker run --rm …` with the same devices, groups, options, environment, mounts and command.
+pub fn docker_run_line(spec: &RunSpec) -> String {
+    let m = &spec.devices;
+    let mut a: Vec<String> = vec!["docker".into(), "run".into(), "--rm".into()];
+    for d in &m.devices {
+        a.push(format!("--device={}", word(d)));
+    }
+    for g in &m.group_add {
+        a.push(format!("--group-add={g}"));
+    }
+    for s in &m.security_opt {
+        a.push(format!("--security-opt={}", word(s)));
+    }
+    if m.ipc_host {
+        a.push("--ipc=host".into());
+    } else {
+        a.push(format!("--shm-size={}m", m.shm_size >> 20));
+    }
+    if let Some(r) = &m.gpu_request {
+        if r.driver == "cdi" {
+            for id in &r.device_ids {
+                a.push(format!("--device={}", word(id)));
+            }
+        } else if r.device_ids.is_empty() {
+            a.push("--gpus=all".into());
+        } else {
+            // The inner double quotes keep docker from splitting a list of ids at the comma.
+            a.push(format!(
+                "--gpus={}",
+                sh_quote(&format!("\"device={}\"", r.device_ids.join(",")))
+            ));
+        }
+    }
+    if let Some(mem) = spec.memory {
+        a.push(format!("--memory={mem}"));
+        a.push(format!("--memory-swap={mem}"));
+    }
+    for (k, v) in &spec.env {
+        a.push(format!("-e {}", word(&format!("{k}={v}"))));
+    }
+    for b in &spec.mounts {
+        let ro = if b.read_only { ":ro" } else { "" };
+        a.push(format!(
+            "-v {}",
+            word(&format!("{}:{}{ro}", b.host, b.container))
+        ));
+    }
+    a.push(word(&spec.image));
+    a.extend(spec.command.iter().map(|c| word(c)));
+    a.join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::{DeviceMap, DeviceVendor, GpuRequest};
+
+    fn spec(devices: DeviceMap) -> RunSpec {
+        RunSpec {
+            image: "rocm/pytorch:latest".into(),
+            command: vec![
+                "python3".into(),
+                "-c".into(),
+                "import torch; print(torch.cuda.is_available())".into(),
+            ],
+            env: vec![("HSA_OVERRIDE_GFX_VERSION".into(), "10.3.0".into())],
+            mounts: vec![],
+            timeout: None,
+            memory: None,
+            devices,
+            result_path: None,
+        }
+    }
+
+    #[test]
+    fn amd_line_has_devices_numeric_groups_and_quoted_command() {
+        let m = DeviceMap {
+            vendor: DeviceVendor::Amd,
+            devices: vec!["/dev/kfd".into(), "/dev/dri/renderD128".into()],
+            group_add: vec![44, 110],
+            security_opt: vec!["seccomp=unconfined".into()],
+            ipc_host: true,
+            shm_size: 8 << 30,
+            gpu_request: None,
+        };
+        assert_eq!(
+            docker_run_line(&spec(m)),
+            "docker run --rm --device=/dev/kfd --device=/dev/dri/renderD128 --group-add=44 --group-add=110 \
+             --security-opt=seccomp=unconfined --ipc=host -e HSA_OVERRIDE_GFX_VERSION=10.3.0 rocm/pytorch:latest \
+             python3 -c 'import torch; print(torch.cuda.is_available())'"
+        );
+    }
+
+    #[test]
+    fn nvidia_line_names_gpus_or_cdi_devices() {
+        let mut m = DeviceMap {
+            vendor: DeviceVendor::Nvidia,
+            devices: vec![],
+            group_add: vec![],
+            security_opt: vec![],
+            ipc_host: true,
+            shm_size: 1 << 30,
+            gpu_request: Some(GpuRequest {
+                driver: "nvidia".into(),
+                count: None,
+                device_ids: vec!["0".into(), "2".into()],
+                capabilities: vec![vec!["gpu".into()]],
+            }),
+        };
+        assert!(docker_run_line(&spec(m.clone())).contains(r#"--gpus='"device=0,2"'"#));
+        m.gpu_request = Some(GpuRequest {
+            driver: "cdi".into(),
+            count: None,
+            device_ids: vec!["nvidia.com/gpu=all".into()],
+            capabilities: vec![],
+        });
+        assert!(docker_run_line(&spec(m)).contains("--device=nvidia.com/gpu=all"));
+    }
+}

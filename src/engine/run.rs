@@ -1,0 +1,335 @@
+//! Running one container: create with the vendor's devices, stream logs, enforce the timeout, catch SIGINT/SIGTERM,
+//! read back the exit code, OOM state and a result file, and remove the container on every path.
+
+use super::build::ensure_image;
+use super::connect::{describe, Engine};
+use super::devices::DeviceMap;
+use crate::error::Error;
+use bollard::models::{ContainerCreateBody, DeviceMapping, DeviceRequest, HostConfig};
+use bollard::query_parameters::{
+    CreateContainerOptionsBuilder, DownloadFromContainerOptionsBuilder,
+    KillContainerOptionsBuilder, LogsOptionsBuilder, RemoveContainerOptionsBuilder,
+};
+use futures_util::StreamExt;
+use serde::Serialize;
+use std::collections::HashMap;
+use std::time::Duration;
+use tokio::signal::unix::{signal, SignalKind};
+
+/// The label every container rocmenv creates carries; `rocmenv gc` removes what a crash left behind.
+pub const MANAGED_LABEL: &str = "rocmenv.managed";
+/// The label holding the run id.
+pub const RUN_ID_LABEL: &str = "rocmenv.run-id";
+/// The outcome keeps at most this much of the output (the tail), so a chatty workload cannot exhaust memory.
+const MAX_KEPT_LOG: usize = 8 << 20;
+
+/// A host path mounted into the container.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Mount {
+    /// Host path (absolute).
+    pub host: String,
+    /// Path inside the container.
+    pub container: String,
+    /// Mounted read-only.
+    pub read_only: bool,
+}
+
+/// One container to run.
+#[derive(Debug, Clone, Serialize)]
+pub struct RunSpec {
+    /// Image reference.
+    pub image: String,
+    /// Command and arguments; empty runs the image's default command.
+    pub command: Vec<String>,
+    /// Environment variables.
+    pub env: Vec<(String, String)>,
+    /// Bind mounts.
+    pub mounts: Vec<Mount>,
+    /// Killed after this long.
+    pub timeout: Option<Duration>,
+    /// Memory limit in bytes (swap disabled with it).
+    pub memory: Option<u64>,
+    /// The vendor's device mapping.
+    pub devices: DeviceMap,
+    /// A file the workload writes, copied out after it exits.
+    pub result_path: Option<String>,
+}
+
+/// Which output stream a chunk came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OutputStream {
+    /// Standard output.
+    Stdout,
+    /// Standard error.
+    Stderr,
+}
+
+/// The signal that ended a run early.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum StopSignal {
+    /// SIGINT (Ctrl-C).
+    Interrupt,
+    /// SIGTERM.
+    Terminate,
+}
+
+/// How a run ended.
+#[derive(Debug, Clone, Serialize)]
+pub struct RunOutcome {
+    /// The container's exit code; `None` when rocmenv killed it (timeout, signal).
+    pub exit_code: Option<i64>,
+    /// The kernel's OOM killer ended it.
+    pub oom_killed: bool,
+    /// It outlived `RunSpec::timeout` and was killed.
+    pub timed_out: bool,
+    /// rocmenv got this signal and stopped the container.
+    pub interrupted: Option<StopSignal>,
+    /// stdout and stderr as they came (the last 8 MiB).
+    #[serde(skip)]
+    pub logs: Vec<u8>,
+    /// The result file's bytes, when `result_path` was set and the file exists.
+    #[serde(skip)]
+    pub result_file: Option<Vec<u8>>,
+    /// The container's id (it has been removed).
+    pub container_id: String,
+}
+
+impl RunOutcome {
+    /// The code `rocmenv run` exits with, like `docker run`: the container's, 124 timeout, 130 SIGINT, 143 SIGTERM.
+    pub fn process_exit_code(&self) -> i32 {
+        match (self.interrupted, self.timed_out, self.exit_code) {
+            (Some(StopSignal::Interrupt), ..) => 130,
+            (Some(StopSignal::Terminate), ..) => 143,
+            (None, true, _) => 124,
+            (None, false, Some(c)) => c.clamp(0, 255) as i32,
+            (None, false, None) => 125,
+        }
+    }
+}
+
+/// A short id unique enough to name one run's container.
+pub fn new_run_id() -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos() ^ (d.as_secs() as u32))
+        .unwrap_or(0);
+    format!("{:08x}{:04x}", nanos, std::process::id() & 0xffff)
+}
+
+fn host_config(spec: &RunSpec) -> HostConfig {
+    let m = &spec.devices;
+    let some = |v: Vec<String>| (!v.is_empty()).then_some(v);
+    HostConfig {
+        devices: some(m.devices.clone()).map(|d| {
+            d.into_iter()
+                .map(|p| DeviceMapping {
+                    path_on_host: Some(p.clone()),
+                    path_in_container: Some(p),
+                    cgroup_permissions: Some("rwm".into()),
+                })
+                .collect()
+        }),
+        device_requests: m.gpu_request.as_ref().map(|r| {
+            vec![DeviceRequest {
+                driver: Some(r.driver.clone()),
+                count: r.count,
+                device_ids: some(r.device_ids.clone()),
+                capabilities: (!r.capabilities.is_empty()).then(|| r.capabilities.clone()),
+                options: None,
+            }]
+        }),
+        group_add: some(m.group_add.iter().map(u32::to_string).collect()),
+        security_opt: some(m.security_opt.clone()),
+        ipc_mode: m.ipc_host.then(|| "host".to_string()),
+        shm_size: (!m.ipc_host).then_some(m.shm_size as i64),
+        binds: some(
+            spec.mounts
+                .iter()
+                .map(|b| {
+                    format!(
+                        "{}:{}{}",
+                        b.host,
+                        b.container,
+                        if b.read_only { ":ro" } else { "" }
+                    )
+                })
+                .collect(),
+        ),
+        memory: spec.memory.map(|b| b as i64),
+        memory_swap: spec.memory.map(|b| b as i64),
+        ..Default::default()
+    }
+}
+
+impl Engine {
+    /// Runs `spec` to the end; output goes to `on_output` as it arrives. The container is removed on every path.
+    pub fn run(
+        &self,
+        spec: &RunSpec,
+        on_output: &mut dyn FnMut(OutputStream, &[u8]),
+    ) -> Result<RunOutcome, Error> {
+        self.rt.block_on(async {
+            // Installed before the container exists, so a Ctrl-C during create is not lost.
+            let mut sigint =
+                signal(SignalKind::interrupt()).map_err(|e| Error::Engine(e.to_string()))?;
+            let mut sigterm =
+                signal(SignalKind::terminate()).map_err(|e| Error::Engine(e.to_string()))?;
+            let id = self.create(spec).await?;
+            let res = self
+                .drive(&id, spec, on_output, &mut sigint, &mut sigterm)
+                .await;
+            let opts = RemoveContainerOptionsBuilder::new()
+                .force(true)
+                .v(true)
+                .build();
+            let removed = self.docker.remove_container(&id, Some(opts)).await;
+            let outcome = res?;
+            removed.map_err(|e| {
+                Error::Engine(format!("cannot remove container {id}: {}", describe(&e)))
+            })?;
+            Ok(outcome)
+        })
+    }
+
+    async fn create(&self, spec: &RunSpec) -> Result<String, Error> {
+        let run_id = new_run_id();
+        let body = ContainerCreateBody {
+            image: Some(spec.image.clone()),
+            cmd: (!spec.command.is_empty()).then(|| spec.command.clone()),
+            env: Some(spec.env.iter().map(|(k, v)| format!("{k}={v}")).collect()),
+            labels: Some(HashMap::from([
+                (MANAGED_LABEL.to_string(), "true".to_string()),
+                (RUN_ID_LABEL.to_string(), run_id.clone()),
+            ])),
+            attach_stdout: Some(true),
+            attach_stderr: Some(true),
+            host_config: Some(host_config(spec)),
+            ..Default::default()
+        };
+        let opts = CreateContainerOptionsBuilder::new()
+            .name(&format!("rocmenv-{run_id}"))
+            .build();
+        let d = &self.docker;
+        let created = match d.create_container(Some(opts.clone()), body.clone()).await {
+            Err(bollard::errors::Error::DockerResponseServerError {
+                status_code: 404, ..
+            }) => {
+                ensure_image(self, &spec.image, &mut |_| {}).await?;
+                d.create_container(Some(opts), body).await
+            }
+            other => other,
+        };
+        created.map(|c| c.id).map_err(|e| {
+            Error::Engine(format!(
+                "cannot create a container from {}: {}",
+                spec.image,
+                describe(&e)
+            ))
+        })
+    }
+
+    async fn drive(
+        &self,
+        id: &str,
+        spec: &RunSpec,
+        on_output: &mut dyn FnMut(OutputStream, &[u8]),
+        sigint: &mut tokio::signal::unix::Signal,
+        sigterm: &mut tokio::signal::unix::Signal,
+    ) -> Result<RunOutcome, Error> {
+        let d = &self.docker;
+        let mut out = RunOutcome {
+            exit_code: None,
+            oom_killed: false,
+            timed_out: false,
+            interrupted: None,
+            logs: Vec::new(),
+            result_file: None,
+            container_id: id.to_string(),
+        };
+        let engine_err = |what: &str, e: bollard::errors::Error| {
+            Error::Engine(format!("{what} {id}: {}", describe(&e)))
+        };
+        d.start_container(id, None)
+            .await
+            .map_err(|e| engine_err("cannot start container", e))?;
+        let deadline = async {
+            match spec.timeout {
+                Some(t) => tokio::time::sleep(t).await,
+                None => std::future::pending().await,
+            }
+        };
+        {
+            let logs = &mut out.logs;
+            let follow = async {
+                let opts = LogsOptionsBuilder::new()
+                    .follow(true)
+                    .stdout(true)
+                    .stderr(true)
+                    .build();
+                let mut s = d.logs(id, Some(opts));
+                while let Some(Ok(chunk)) = s.next().await {
+                    let (which, bytes) = match chunk {
+                        bollard::container::LogOutput::StdErr { message } => {
+                            (OutputStream::Stderr, message)
+                        }
+                        other => (OutputStream::Stdout, other.into_bytes()),
+                    };
+                    on_output(which, &bytes);
+                    logs.extend_from_slice(&bytes);
+                    if logs.len() > MAX_KEPT_LOG {
+                        logs.drain(..logs.len() - MAX_KEPT_LOG);
+                    }
+                }
+                // The log stream ends when the container stops; wait only reads the state back.
+                let _ = d.wait_container(id, None).next().await;
+            };
+            tokio::select! {
+                _ = follow => {}
+                _ = deadline => out.timed_out = true,
+                _ = sigint.recv() => out.interrupted = Some(StopSignal::Interrupt),
+                _ = sigterm.recv() => out.interrupted = Some(StopSignal::Terminate),
+            }
+        }
+        if out.interrupted.is_some() {
+            return Ok(out);
+        }
+        if out.timed_out {
+            let opts = KillContainerOptionsBuilder::new().signal("KILL").build();
+            let _ = d.kill_container(id, Some(opts)).await;
+        } else {
+            let state = d
+                .inspect_container(id, None)
+                .await
+                .map_err(|e| engine_err("cannot inspect container", e))?
+                .state;
+            out.exit_code = state.as_ref().and_then(|s| s.exit_code);
+            out.oom_killed = state.and_then(|s| s.oom_killed).unwrap_or(false);
+        }
+        if let Some(path) = &spec.result_path {
+            out.result_file = self.copy_out(id, path).await;
+        }
+        Ok(out)
+    }
+
+    /// The first regular file in the archive the daemon returns for `path`, or `None` when it does not exist.
+    async fn copy_out(&self, id: &str, path: &str) -> Option<Vec<u8>> {
+        let opts = DownloadFromContainerOptionsBuilder::new()
+            .path(path)
+            .build();
+        let mut s = self.docker.download_from_container(id, Some(opts));
+        let mut archive = Vec::new();
+        while let Some(chunk) = s.next().await {
+            archive.extend_from_slice(&chunk.ok()?);
+        }
+        let mut a = tar::Archive::new(archive.as_slice());
+        for entry in a.entries().ok()? {
+            let mut e = entry.ok()?;
+            if e.header().entry_type().is_file() {
+                let mut data = Vec::new();
+                std::io::Read::read_to_end(&mut e, &mut data).ok()?;
+                return Some(data);
+            }
+        }
+        None
+    }
+}

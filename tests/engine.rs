@@ -1,0 +1,421 @@
+//! The engine against a real Docker daemon (serially): build, run, result files, failures, OOM, timeout, signals,
+//! and that no container is ever left behind. Without a daemon they print SKIP, unless ROCMENV_ENGINE_TESTS=1.
+
+#[path = "common/engine.rs"]
+mod common;
+
+use common::{assert_no_leftovers, build, daemon, python_image, rocmenv, BASE};
+use rocmenv::engine::{BuildEvent, DeviceMap, DeviceVendor, RunSpec};
+use rocmenv::error::Error;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn cpu_spec(image: &str, cmd: &[&str]) -> RunSpec {
+    RunSpec {
+        image: image.to_string(),
+        command: cmd.iter().map(|s| s.to_string()).collect(),
+        env: vec![],
+        mounts: vec![],
+        timeout: None,
+        memory: None,
+        devices: DeviceMap {
+            vendor: DeviceVendor::Cpu,
+            devices: vec![],
+            group_add: vec![],
+            security_opt: vec![],
+            ipc_host: false,
+            shm_size: 64 << 20,
+            gpu_request: None,
+        },
+        result_path: None,
+    }
+}
+
+#[test]
+fn build_then_run_a_python_one_liner_and_hit_the_cache() {
+    let Some(d) = daemon("build_then_run") else {
+        return;
+    };
+    let image = python_image(&d.engine);
+    let o = rocmenv(&[
+        "run",
+        "--vendor",
+        "cpu",
+        "--image",
+        &image,
+        "--",
+        "python3",
+        "-c",
+        "print(6*7)",
+    ]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert_eq!(String::from_utf8_lossy(&o.stdout), "42\n");
+    // Same context again: the image exists, the builder is not asked.
+    let df = format!("FROM {BASE}\nRUN apt-get update && apt-get install -y --no-install-recommends python3 && rm -rf /var/lib/apt/lists/*\n");
+    let (r, ev) = build(&d.engine, "test-python", &df);
+    let out = r.expect("cached build");
+    assert!(out.cached && out.tag == image, "{out:?}");
+    assert!(out.seconds < 0.5, "cache hit took {} s", out.seconds);
+    assert!(matches!(ev[..], [BuildEvent::CacheHit { .. }]), "{ev:?}");
+    assert_no_leftovers(&d.engine);
+}
+
+#[test]
+fn a_result_file_is_copied_out() {
+    let Some(d) = daemon("result_file") else {
+        return;
+    };
+    let mut spec = cpu_spec(
+        BASE,
+        &[
+            "sh",
+            "-c",
+            "echo '{\"ok\": true}' > /tmp/result.json; echo done",
+        ],
+    );
+    spec.result_path = Some("/tmp/result.json".into());
+    let mut seen = Vec::new();
+    let out = d
+        .engine
+        .run(&spec, &mut |_, b| seen.extend_from_slice(b))
+        .expect("runs");
+    assert_eq!(out.exit_code, Some(0));
+    assert_eq!(out.result_file.as_deref(), Some(&b"{\"ok\": true}\n"[..]));
+    assert_eq!(out.logs, b"done\n");
+    assert_eq!(seen, b"done\n");
+    // Through the CLI: --result copies it to --result-to.
+    let dir = tempfile::tempdir().unwrap();
+    let to = dir.path().join("r.json");
+    let o = rocmenv(&[
+        "run",
+        "--vendor",
+        "cpu",
+        "--image",
+        BASE,
+        "--result",
+        "/r.json",
+        "--result-to",
+        to.to_str().unwrap(),
+        "--",
+        "sh",
+        "-c",
+        "echo 1 > /r.json",
+    ]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert_eq!(std::fs::read_to_string(&to).unwrap(), "1\n");
+    assert_no_leftovers(&d.engine);
+}
+
+#[test]
+fn a_build_failing_mid_stream_names_the_step_and_its_last_lines() {
+    let Some(d) = daemon("build_fails") else {
+        return;
+    };
+    let df = format!("FROM {BASE}\nRUN echo fine\nRUN echo about-to-fail && echo 'last words' >&2 && exit 3\nRUN echo never\n");
+    let (r, ev) = build(&d.engine, "test-fail", &df);
+    match r {
+        Err(Error::BuildFailed {
+            step,
+            message,
+            tail,
+        }) => {
+            // The builder counts the LABEL steps rocmenv adds, so only the step number is fixed.
+            assert!(
+                step.starts_with("Step 3/") && step.contains(": RUN echo about-to-fail"),
+                "{step}"
+            );
+            assert!(message.contains("returned a non-zero code: 3"), "{message}");
+            assert!(
+                tail.contains("about-to-fail") && tail.contains("last words"),
+                "{tail}"
+            );
+        }
+        other => panic!("expected BuildFailed, got {other:?}"),
+    }
+    assert!(ev
+        .iter()
+        .any(|e| matches!(e, BuildEvent::Step { index: 2, .. })));
+    assert!(matches!(ev.last(), Some(BuildEvent::Error(_))));
+    // The CLI: a failed build step is a failed check (1), with the step in the message.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("Dockerfile"), &df).unwrap();
+    let o = rocmenv(&["build", "--context", dir.path().to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("rocmenv: build failed at Step 3/") && err.contains("last words"),
+        "{err}"
+    );
+    assert_no_leftovers(&d.engine);
+}
+
+#[test]
+fn a_non_zero_exit_is_passed_through() {
+    let Some(d) = daemon("non_zero") else { return };
+    let o = rocmenv(&[
+        "run",
+        "--vendor",
+        "cpu",
+        "--image",
+        BASE,
+        "--",
+        "sh",
+        "-c",
+        "echo out; echo err >&2; exit 7",
+    ]);
+    assert_eq!(o.status.code(), Some(7));
+    assert_eq!(String::from_utf8_lossy(&o.stdout), "out\n");
+    assert!(String::from_utf8_lossy(&o.stderr).contains("err\n"));
+    assert_no_leftovers(&d.engine);
+}
+
+#[test]
+fn the_oom_killer_is_reported() {
+    let Some(d) = daemon("oom") else { return };
+    let mut spec = cpu_spec(BASE, &["tail", "/dev/zero"]);
+    spec.memory = Some(16 << 20);
+    let out = d.engine.run(&spec, &mut |_, _| {}).expect("runs");
+    assert!(out.oom_killed, "{out:?}");
+    assert_eq!(out.exit_code, Some(137));
+    let o = rocmenv(&[
+        "run",
+        "--vendor",
+        "cpu",
+        "--memory",
+        "16m",
+        "--image",
+        BASE,
+        "--",
+        "tail",
+        "/dev/zero",
+    ]);
+    assert_eq!(o.status.code(), Some(137));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("OOM killer"));
+    assert_no_leftovers(&d.engine);
+}
+
+#[test]
+fn a_container_that_outlives_its_timeout_is_killed() {
+    let Some(d) = daemon("timeout") else { return };
+    let start = Instant::now();
+    let o = rocmenv(&[
+        "run",
+        "--vendor",
+        "cpu",
+        "--timeout",
+        "1",
+        "--image",
+        BASE,
+        "--",
+        "sleep",
+        "60",
+    ]);
+    assert_eq!(
+        o.status.code(),
+        Some(124),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(
+        start.elapsed() < Duration::from_secs(20),
+        "{:?}",
+        start.elapsed()
+    );
+    assert!(String::from_utf8_lossy(&o.stderr).contains("outlived --timeout 1 s"));
+    assert_no_leftovers(&d.engine);
+}
+
+fn signal_a_run(d: &common::Daemon, sig: i32) -> (Option<i32>, String) {
+    let child = Command::new(env!("CARGO_BIN_EXE_rocmenv"))
+        .args([
+            "run",
+            "--vendor",
+            "cpu",
+            "--image",
+            BASE,
+            "--",
+            "sh",
+            "-c",
+            "echo started; sleep 60",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawns");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while d
+        .engine
+        .managed_containers()
+        .unwrap()
+        .iter()
+        .all(|c| c.state != "running")
+    {
+        assert!(Instant::now() < deadline, "the container never ran");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    // SAFETY: kill(2) on the pid of a child we spawned and have not reaped.
+    unsafe { libc::kill(child.id() as i32, sig) };
+    let o = child.wait_with_output().expect("waits");
+    (
+        o.status.code(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn sigint_and_sigterm_stop_and_remove_the_container() {
+    let Some(d) = daemon("signals") else { return };
+    let (code, err) = signal_a_run(&d, libc::SIGINT);
+    assert_eq!(code, Some(130), "{err}");
+    assert!(err.contains("interrupted"), "{err}");
+    assert_no_leftovers(&d.engine);
+    let (code, err) = signal_a_run(&d, libc::SIGTERM);
+    assert_eq!(code, Some(143), "{err}");
+    assert_no_leftovers(&d.engine);
+}
+
+#[test]
+fn a_missing_base_image_says_how_to_provide_it() {
+    let Some(d) = daemon("missing_base") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("Dockerfile"),
+        "FROM rocmenv-test/not-there:1\nRUN true\n",
+    )
+    .unwrap();
+    let o = rocmenv(&["build", "--context", dir.path().to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(3), "{err}");
+    // Progress ("pulling …") may precede it; the error itself is one line.
+    assert_eq!(
+        err.lines().filter(|l| l.starts_with("rocmenv:")).count(),
+        1,
+        "{err}"
+    );
+    assert!(
+        err.trim_end()
+            .lines()
+            .last()
+            .unwrap()
+            .starts_with("rocmenv: image"),
+        "{err}"
+    );
+    assert!(
+        err.contains(
+            "image rocmenv-test/not-there:1 is not available locally and could not be pulled"
+        ),
+        "{err}"
+    );
+    assert!(
+        err.contains("docker load") && err.contains("--base"),
+        "{err}"
+    );
+    assert_no_leftovers(&d.engine);
+}
+
+#[test]
+fn gc_removes_what_a_crashed_run_left() {
+    let Some(d) = daemon("gc") else { return };
+    let o = Command::new("docker")
+        .args([
+            "create",
+            "--label",
+            "rocmenv.managed=true",
+            "--name",
+            "rocmenv-crashed-test",
+            BASE,
+            "sleep",
+            "1",
+        ])
+        .output()
+        .expect("docker create");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = rocmenv(&["gc"]);
+    assert_eq!(o.status.code(), Some(0));
+    assert_eq!(
+        String::from_utf8_lossy(&o.stdout),
+        "removed 1 container(s): rocmenv-crashed-test (created)\n"
+    );
+    assert_no_leftovers(&d.engine);
+}
+
+#[test]
+fn the_cpu_stack_builds_end_to_end_and_runs_torch() {
+    if std::env::var("ROCMENV_SKIP_TORCH_TEST").as_deref() == Ok("1") {
+        eprintln!("SKIP the_cpu_stack_builds_end_to_end: ROCMENV_SKIP_TORCH_TEST=1");
+        return;
+    }
+    let Some(d) = daemon("cpu-stack") else { return };
+    // The real stack: `rocmenv dockerfile --stack cpu` rendered and built through the API, from the local base.
+    let args = [
+        "build",
+        "--stack",
+        "cpu",
+        "--base",
+        BASE,
+        "--with-smoke-tests",
+        "--json",
+    ];
+    let o = rocmenv(&args);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let built: serde_json::Value = serde_json::from_slice(&o.stdout).expect("one JSON document");
+    let image = built["tag"].as_str().unwrap().to_string();
+    assert!(image.starts_with("rocmenv/cpu:"), "{image}");
+    let code = "import torch, torchvision; x = torch.ones(64, 64); print(torch.__version__, float((x @ x).sum()))";
+    let o = rocmenv(&[
+        "run", "--vendor", "cpu", "--image", &image, "--", "python3", "-c", code,
+    ]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(out.trim_end().ends_with(" 262144.0"), "{out}");
+    // The image runs as the non-root user the template creates, and carries the smoke-test suites.
+    let o = rocmenv(&[
+        "run",
+        "--vendor",
+        "cpu",
+        "--image",
+        &image,
+        "--",
+        "sh",
+        "-c",
+        "id -u; ls /opt/rocmenv/smoke-tests",
+    ]);
+    assert_eq!(
+        String::from_utf8_lossy(&o.stdout).lines().next(),
+        Some("1000")
+    );
+    // Unchanged: a cache hit that does not run the builder.
+    let started = Instant::now();
+    let o = rocmenv(&args);
+    let again: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON");
+    assert_eq!(again["cached"], true);
+    assert_eq!(again["tag"], built["tag"]);
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_no_leftovers(&d.engine);
+}
