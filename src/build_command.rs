@@ -58,7 +58,8 @@ fn write_outcome(o: &BuildOutcome, json: bool, out: &mut dyn Write) -> std::io::
         let doc = serde_json::to_string_pretty(o).map_err(std::io::Error::other)?;
         return writeln!(out, "{doc}");
     }
-    let id = o.image_id.as_deref().unwrap_or("id unknown");
+    // The daemon answers `sha256:<64 hex>` on a cache hit and the short id after a build: print the short one.
+    let id = o.image_id.as_deref().map(|i| &i.trim_start_matches("sha256:")[..i.trim_start_matches("sha256:").len().min(12)]).unwrap_or("id unknown");
     let verb = if o.cached { "cached" } else { "built" };
     writeln!(
         out,
