@@ -59,7 +59,10 @@ fn write_outcome(o: &BuildOutcome, json: bool, out: &mut dyn Write) -> std::io::
         return writeln!(out, "{doc}");
     }
     // The daemon answers `sha256:<64 hex>` on a cache hit and the short id after a build: print the short one.
-    let id = o.image_id.as_deref().map(|i| &i.trim_start_matches("sha256:")[..i.trim_start_matches("sha256:").len().min(12)]).unwrap_or("id unknown");
+    let id = o.image_id.as_deref().map_or("id unknown", |i| {
+        let hex = i.trim_start_matches("sha256:");
+        &hex[..hex.len().min(12)]
+    });
     let verb = if o.cached { "cached" } else { "built" };
     writeln!(
         out,

@@ -309,6 +309,11 @@ pub struct RunArgs {
     #[arg(long)]
     pub print: bool,
 
+    /// Instead of a command: copy this rocmenv into the container and run `rocmenv probe` there, so a container
+    /// that cannot see the GPU is reported before any Python runs. Exit codes as `rocmenv probe`.
+    #[arg(long, conflicts_with_all = ["print", "result"])]
+    pub probe: bool,
+
     /// Take the GPUs from this host tree (only with --print: the line another host would need).
     #[arg(long, value_name = "DIR", requires = "print")]
     pub sysroot: Option<PathBuf>,

@@ -120,6 +120,7 @@ fn run(cli: Cli) -> Result<i32, Error> {
                 sysroot: a.sysroot,
                 matrices: cli.matrices,
                 command: a.command,
+                probe: a.probe,
             };
             Ok(rocmenv::run_command::run(
                 &opts,

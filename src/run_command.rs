@@ -40,6 +40,8 @@ pub struct RunOptions {
     pub matrices: Option<PathBuf>,
     /// The command.
     pub command: Vec<String>,
+    /// `--probe`: copy this rocmenv into the container and run `rocmenv probe --json` there instead of a command.
+    pub probe: bool,
 }
 
 /// `16m`, `2g`, `512k`, `1048576` → bytes.
@@ -188,6 +190,7 @@ pub fn plan_run(
         memory,
         devices,
         result_path: o.result.as_ref().map(|(p, _)| p.clone()),
+        uploads: Vec::new(),
     })
 }
 
@@ -209,6 +212,9 @@ fn run_inner(o: &RunOptions, out: &mut dyn Write, err: &mut dyn Write) -> Result
         return Ok(0);
     }
     parse_flags(o)?;
+    if o.probe {
+        return probe_in_container(o, out, err);
+    }
     let engine = Engine::connect_default()?;
     let spec = plan_run(o, Some(&engine), err)?;
     let outcome = engine.run(&spec, &mut |which, bytes| {
@@ -255,6 +261,132 @@ fn run_inner(o: &RunOptions, out: &mut dyn Write, err: &mut dyn Write) -> Result
         }
     }
     Ok(outcome.process_exit_code())
+}
+
+/// Where `--probe` puts the binary: `/tmp` exists in every image and is writable by any user.
+const PROBE_PATH: (&str, &str) = ("/tmp", "rocmenv-probe");
+
+/// `rocmenv run --probe`: the runtimes as the container sees them, before any Python runs.
+fn probe_in_container(
+    o: &RunOptions,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> Result<i32, Error> {
+    if !o.command.is_empty() {
+        return Err(usage(
+            "--probe",
+            "runs `rocmenv probe` in the image; give no command after --".into(),
+        ));
+    }
+    let exe = std::env::current_exe()
+        .and_then(std::fs::read)
+        .map_err(|e| {
+            Error::Environment(format!(
+                "cannot read the rocmenv binary to copy it into the container: {e}"
+            ))
+        })?;
+    let engine = Engine::connect_default()?;
+    let mut spec = plan_run(o, Some(&engine), err)?;
+    spec.command = vec![
+        format!("{}/{}", PROBE_PATH.0, PROBE_PATH.1),
+        "probe".into(),
+        "--json".into(),
+    ];
+    spec.uploads = vec![engine::Upload {
+        dir: PROBE_PATH.0.into(),
+        name: PROBE_PATH.1.into(),
+        mode: 0o755,
+        bytes: exe,
+    }];
+    let (mut stdout, mut stderr) = (Vec::new(), Vec::new());
+    let outcome = engine.run(&spec, &mut |which, bytes| match which {
+        OutputStream::Stdout => stdout.extend_from_slice(bytes),
+        OutputStream::Stderr => stderr.extend_from_slice(bytes),
+    })?;
+    if outcome.interrupted.is_some() || outcome.timed_out {
+        let _ = writeln!(
+            err,
+            "rocmenv: the probe did not finish; container stopped and removed"
+        );
+        return Ok(outcome.process_exit_code());
+    }
+    let text = String::from_utf8_lossy(&stderr);
+    let Some(report) = serde_json::from_slice::<serde_json::Value>(&stdout).ok() else {
+        if text.contains("GLIBC_") {
+            return Err(Error::Environment(format!(
+                "{}: the image's C library is older than this rocmenv binary needs (glibc 2.34: Ubuntu 22.04, Debian 12 and newer): {}",
+                o.image,
+                text.lines().find(|l| l.contains("GLIBC_")).unwrap_or("").trim()
+            )));
+        }
+        return Err(Error::Environment(format!(
+            "`rocmenv probe` in {} exited {} without a report: {}",
+            o.image,
+            outcome.exit_code.map_or("?".into(), |c| c.to_string()),
+            text.lines().last().unwrap_or("no output").trim()
+        )));
+    };
+    render_probe(
+        &o.image,
+        &format!("{:?}", spec.devices.vendor).to_lowercase(),
+        &report,
+        out,
+    )
+    .map_err(Error::Output)?;
+    Ok(probe_exit_code(&report))
+}
+
+/// The statuses of the CUDA and HIP probes in a `rocmenv probe --json` document.
+fn probe_statuses(v: &serde_json::Value) -> [&str; 2] {
+    ["cuda", "hip"].map(|r| v[r]["status"].as_str().unwrap_or("error"))
+}
+
+/// `rocmenv probe`'s exit rule, applied to its JSON: 0 a runtime works, 1 one failed or sees no device, 3 none loaded.
+fn probe_exit_code(v: &serde_json::Value) -> i32 {
+    let s = probe_statuses(v);
+    if s.contains(&"error") {
+        1
+    } else if s.contains(&"ok") {
+        0
+    } else if s.contains(&"no_device") {
+        1
+    } else {
+        3
+    }
+}
+
+/// One line per runtime as the container saw it, with the error's fix when there is one.
+fn render_probe(
+    image: &str,
+    mapping: &str,
+    v: &serde_json::Value,
+    out: &mut dyn Write,
+) -> std::io::Result<()> {
+    writeln!(out, "in {image} ({mapping} device mapping):")?;
+    for r in ["hip", "cuda"] {
+        let p = &v[r];
+        let status = p["status"].as_str().unwrap_or("?");
+        let lib = p["library"].as_str().unwrap_or("no library");
+        let devices = p["devices"].as_array().map_or(0, |d| d.len());
+        let mark = match status {
+            "ok" => "✓",
+            "no_device" | "error" => "✗",
+            _ => "-",
+        };
+        let what = match status {
+            "ok" => format!("{devices} device(s) through {lib}"),
+            "library_missing" | "unsupported" => p["note"]
+                .as_str()
+                .unwrap_or("library not found")
+                .to_string(),
+            _ => format!("{lib}: {}", p["error"]["name"].as_str().unwrap_or(status)),
+        };
+        writeln!(out, "  {mark} {r}: {what}")?;
+        if let Some(fix) = p["error"]["fix"].as_str() {
+            writeln!(out, "      fix: {fix}")?;
+        }
+    }
+    Ok(())
 }
 
 /// Runs `rocmenv gc`: removes leftover managed containers and lists them on `out`.

@@ -28,6 +28,7 @@ fn cpu_spec(image: &str, cmd: &[&str]) -> RunSpec {
             gpu_request: None,
         },
         result_path: None,
+        uploads: Vec::new(),
     }
 }
 
@@ -406,6 +407,17 @@ fn the_cpu_stack_builds_end_to_end_and_runs_torch() {
         String::from_utf8_lossy(&o.stdout).lines().next(),
         Some("1000")
     );
+    // `run --probe` copies this rocmenv in and asks the runtimes there: the CPU image has neither, so exit 3.
+    let o = rocmenv(&["run", "--probe", "--vendor", "cpu", "--image", &image]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(
+        o.status.code(),
+        Some(3),
+        "{text}{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(text.contains("hip: no HIP runtime library"), "{text}");
+    assert!(text.contains("cuda: no CUDA driver library"), "{text}");
     // Unchanged: a cache hit that does not run the builder.
     let started = Instant::now();
     let o = rocmenv(&args);
@@ -416,6 +428,33 @@ fn the_cpu_stack_builds_end_to_end_and_runs_torch() {
         started.elapsed() < Duration::from_secs(5),
         "{:?}",
         started.elapsed()
+    );
+    assert_no_leftovers(&d.engine);
+}
+
+/// The classic container mistake, for real: HIP is in the image, but the container got no /dev/kfd. The probe run
+/// inside says `hipErrorNoDevice` with the device-mapping fix, before any Python runs.
+#[test]
+fn probe_in_a_hip_image_without_devices_reports_no_device() {
+    let Some(d) = daemon("hip-probe") else { return };
+    let df = format!("FROM {BASE}\nRUN apt-get update && apt-get install -y --no-install-recommends libamdhip64-5 && rm -rf /var/lib/apt/lists/*\n");
+    let (r, ev) = build(&d.engine, "test-hip", &df);
+    let image = r.unwrap_or_else(|e| panic!("{e}; {ev:?}")).tag;
+    let o = rocmenv(&["run", "--probe", "--vendor", "cpu", "--image", &image]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "{text}{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(
+        text.contains("✗ hip: ") && text.contains("hipErrorNoDevice"),
+        "{text}"
+    );
+    assert!(
+        text.contains("--device=/dev/kfd"),
+        "the fix names the missing mapping: {text}"
     );
     assert_no_leftovers(&d.engine);
 }

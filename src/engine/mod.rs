@@ -16,5 +16,6 @@ pub use devices::{device_map, shm_size, video_render_gids, DeviceMap, DeviceVend
 pub use gc::Leftover;
 pub use print::docker_run_line;
 pub use run::{
-    new_run_id, Mount, OutputStream, RunOutcome, RunSpec, StopSignal, MANAGED_LABEL, RUN_ID_LABEL,
+    new_run_id, Mount, OutputStream, RunOutcome, RunSpec, StopSignal, Upload, MANAGED_LABEL,
+    RUN_ID_LABEL,
 };

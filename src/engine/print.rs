@@ -86,6 +86,7 @@ mod tests {
             memory: None,
             devices,
             result_path: None,
+            uploads: Vec::new(),
         }
     }
 

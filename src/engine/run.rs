@@ -9,6 +9,7 @@ use bollard::models::{ContainerCreateBody, DeviceMapping, DeviceRequest, HostCon
 use bollard::query_parameters::{
     CreateContainerOptionsBuilder, DownloadFromContainerOptionsBuilder,
     KillContainerOptionsBuilder, LogsOptionsBuilder, RemoveContainerOptionsBuilder,
+    UploadToContainerOptionsBuilder,
 };
 use futures_util::StreamExt;
 use serde::Serialize;
@@ -53,6 +54,22 @@ pub struct RunSpec {
     pub devices: DeviceMap,
     /// A file the workload writes, copied out after it exits.
     pub result_path: Option<String>,
+    /// Files copied into the container before it starts (through the API, so a remote daemon works too).
+    #[serde(skip)]
+    pub uploads: Vec<Upload>,
+}
+
+/// A file copied into a container before it starts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Upload {
+    /// An existing directory in the image, e.g. `/tmp`.
+    pub dir: String,
+    /// The file name inside it.
+    pub name: String,
+    /// Permission bits.
+    pub mode: u32,
+    /// Contents.
+    pub bytes: Vec<u8>,
 }
 
 /// Which output stream a chunk came from.
@@ -249,6 +266,14 @@ impl Engine {
         let engine_err = |what: &str, e: bollard::errors::Error| {
             Error::Engine(format!("{what} {id}: {}", describe(&e)))
         };
+        for u in &spec.uploads {
+            let tar =
+                upload_tar(u).map_err(|e| Error::Engine(format!("cannot pack {}: {e}", u.name)))?;
+            let opts = UploadToContainerOptionsBuilder::new().path(&u.dir).build();
+            d.upload_to_container(id, Some(opts), bollard::body_full(tar.into()))
+                .await
+                .map_err(|e| engine_err(&format!("cannot copy {} into container", u.name), e))?;
+        }
         d.start_container(id, None)
             .await
             .map_err(|e| engine_err("cannot start container", e))?;
@@ -332,4 +357,15 @@ impl Engine {
         }
         None
     }
+}
+
+/// One file as a tar archive, the form the daemon's archive endpoint takes.
+fn upload_tar(u: &Upload) -> std::io::Result<Vec<u8>> {
+    let mut header = tar::Header::new_gnu();
+    header.set_size(u.bytes.len() as u64);
+    header.set_mode(u.mode);
+    header.set_entry_type(tar::EntryType::Regular);
+    let mut b = tar::Builder::new(Vec::new());
+    b.append_data(&mut header, &u.name, u.bytes.as_slice())?;
+    b.into_inner()
 }
