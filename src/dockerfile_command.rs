@@ -3,11 +3,10 @@
 use crate::dockerfile::{self, DockerfileRequest, Rendered, Stack};
 use crate::envplan::{self, GpuInput};
 use crate::error::Error;
-use crate::host::{self, HostRoot, LiveSession, ProbeOptions, RecordedSession, Session};
+use crate::host;
 use crate::matrix::{Matrices, Vendor};
 use std::io::Write;
 use std::path::PathBuf;
-use std::time::Duration;
 
 /// Options of `rocmenv dockerfile` (and the stack half of `rocmenv build`), parsed.
 #[derive(Debug, Clone)]
@@ -47,18 +46,7 @@ pub struct DockerfileOptions {
 }
 
 fn detect(m: &Matrices, o: &DockerfileOptions) -> Result<(Vec<GpuInput>, Option<String>), Error> {
-    let root = match &o.sysroot {
-        Some(p) => HostRoot::sysroot(p)?,
-        None => HostRoot::live(),
-    };
-    let session: Box<dyn Session> = if root.is_live() {
-        Box::new(LiveSession {
-            tool_timeout: Duration::from_secs(10),
-        })
-    } else {
-        Box::new(RecordedSession::open(&root))
-    };
-    let facts = host::probe(&root, session.as_ref(), m, &ProbeOptions::default());
+    let facts = host::read(o.sysroot.as_deref(), m)?;
     Ok((
         envplan::inputs_from_host(&facts),
         facts.nvidia_driver.map(|d| d.version),

@@ -2,7 +2,7 @@
 
 use crate::checks::{self, Context, Summary};
 use crate::error::Error;
-use crate::host::{self, HostRoot, LiveSession, ProbeOptions, RecordedSession, Session};
+use crate::host::{self, ProbeOptions};
 use crate::matrix::Matrices;
 use crate::report::{self, DoctorReport, Style};
 use crate::target::{self, TargetSpec};
@@ -32,17 +32,10 @@ pub struct DoctorOptions {
 pub fn build_report(opts: &DoctorOptions) -> Result<DoctorReport, Error> {
     // Flags and data first, without touching the host.
     let matrices = Matrices::load(opts.matrices.as_deref())?;
-    let root = match &opts.sysroot {
-        Some(p) => HostRoot::sysroot(p)?,
-        None => HostRoot::live(),
-    };
-    let session: Box<dyn Session> = if root.is_live() {
-        Box::new(LiveSession {
-            tool_timeout: opts.tool_timeout.unwrap_or(Duration::from_secs(10)),
-        })
-    } else {
-        Box::new(RecordedSession::open(&root))
-    };
+    let (root, session) = host::open(
+        opts.sysroot.as_deref(),
+        opts.tool_timeout.unwrap_or(Duration::from_secs(10)),
+    )?;
     let facts = host::probe(
         &root,
         session.as_ref(),

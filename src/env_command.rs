@@ -2,12 +2,11 @@
 
 use crate::envplan::{self, GpuInput};
 use crate::error::Error;
-use crate::host::{self, HostRoot, LiveSession, ProbeOptions, RecordedSession, Session};
+use crate::host;
 use crate::matrix::{Matrices, RocmRelease};
 use crate::report::{render_env, EnvFormat};
 use std::io::Write;
 use std::path::PathBuf;
-use std::time::Duration;
 
 /// Options of `rocmenv env`, parsed.
 #[derive(Debug, Clone)]
@@ -44,18 +43,7 @@ pub fn host_inputs(
     m: &Matrices,
     sysroot: Option<&std::path::Path>,
 ) -> Result<Vec<GpuInput>, Error> {
-    let root = match sysroot {
-        Some(p) => HostRoot::sysroot(p)?,
-        None => HostRoot::live(),
-    };
-    let session: Box<dyn Session> = if root.is_live() {
-        Box::new(LiveSession {
-            tool_timeout: Duration::from_secs(10),
-        })
-    } else {
-        Box::new(RecordedSession::open(&root))
-    };
-    let facts = host::probe(&root, session.as_ref(), m, &ProbeOptions::default());
+    let facts = host::read(sysroot, m)?;
     Ok(envplan::inputs_from_host(&facts))
 }
 

@@ -4,7 +4,7 @@
 use crate::engine::{self, DeviceVendor, Engine, Mount, OutputStream, RunSpec};
 use crate::envplan;
 use crate::error::Error;
-use crate::host::{self, HostRoot, LiveSession, ProbeOptions, RecordedSession, Session};
+use crate::host::{self, ProbeOptions};
 use crate::matrix::Matrices;
 use std::io::Write;
 use std::path::PathBuf;
@@ -138,17 +138,7 @@ pub fn plan_run(
         memory,
     } = parse_flags(o)?;
     let m = Matrices::load(o.matrices.as_deref())?;
-    let root = match &o.sysroot {
-        Some(p) => HostRoot::sysroot(p)?,
-        None => HostRoot::live(),
-    };
-    let session: Box<dyn Session> = if root.is_live() {
-        Box::new(LiveSession {
-            tool_timeout: Duration::from_secs(10),
-        })
-    } else {
-        Box::new(RecordedSession::open(&root))
-    };
+    let (root, session) = host::open(o.sysroot.as_deref(), Duration::from_secs(10))?;
     let facts = host::probe(&root, session.as_ref(), &m, &ProbeOptions::default());
     let vendor = o.vendor.unwrap_or_else(|| DeviceVendor::detect(&facts));
     let mut env: Vec<(String, String)> = Vec::new();
