@@ -458,3 +458,119 @@ fn probe_in_a_hip_image_without_devices_reports_no_device() {
     );
     assert_no_leftovers(&d.engine);
 }
+
+/// Removes the stand-in tags when the test ends, however it ends: a local `rocm/pytorch:…` must not outlive it.
+struct Untag(Vec<String>);
+
+impl Drop for Untag {
+    fn drop(&mut self) {
+        for t in &self.0 {
+            let _ = Command::new("docker").args(["rmi", t]).output();
+        }
+    }
+}
+
+/// The rocm and ngc templates' own instructions — user and groups, baked env, copied suites, the pip layer — run for
+/// real. This checks OUR instructions, not the vendor's images: no registry is reachable, so the base reference each
+/// template names is a local stand-in (Debian with python3 and pip in a venv, as the vendor images have them, and an
+/// `ubuntu` user holding uid 1000, as Ubuntu 24.04 images do).
+#[test]
+fn the_rocm_and_ngc_templates_run_their_instructions_for_real() {
+    let Some(d) = daemon("templates") else { return };
+    // The host's CA bundle goes in too: this sandbox reaches PyPI through a TLS proxy whose CA only the host trusts.
+    let df = format!(
+        "FROM {BASE}\nRUN apt-get update && apt-get install -y --no-install-recommends python3 python3-venv && rm -rf /var/lib/apt/lists/* \\\n    && python3 -m venv /opt/venv && useradd -m -u 1000 ubuntu\nCOPY host-ca.crt /etc/ssl/host-ca.crt\nENV PATH=/opt/venv/bin:$PATH PIP_CERT=/etc/ssl/host-ca.crt\n"
+    );
+    let ca = std::fs::read("/etc/ssl/certs/ca-certificates.crt").unwrap_or_default();
+    let files = vec![
+        (std::path::PathBuf::from("Dockerfile"), df.into_bytes()),
+        (std::path::PathBuf::from("host-ca.crt"), ca),
+    ];
+    let r =
+        rocmenv::engine::build_files(&d.engine, &files, "test-vendor-standin", &[], &mut |_| {});
+    let standin = r.unwrap_or_else(|e| panic!("stand-in image: {e}")).tag;
+    let mut untag = Untag(Vec::new());
+    for stack in [
+        vec!["--stack", "rocm", "--gfx", "gfx1031", "--rocm", "6.2"],
+        vec!["--stack", "ngc", "--ngc", "24.05"],
+    ] {
+        let mut args: Vec<&str> = stack.clone();
+        args.extend(["--pip", "six==1.16.0", "--with-smoke-tests"]);
+        // The FROM line the template names, so the stand-in can be tagged as it.
+        let mut render = vec!["dockerfile"];
+        render.extend(&args);
+        let o = rocmenv(&render);
+        let text = String::from_utf8_lossy(&o.stdout).into_owned();
+        let from = text
+            .lines()
+            .find_map(|l| l.strip_prefix("FROM "))
+            .expect("a FROM line")
+            .to_string();
+        let tagged = Command::new("docker")
+            .args(["tag", &standin, &from])
+            .output()
+            .unwrap();
+        assert!(
+            tagged.status.success(),
+            "{}",
+            String::from_utf8_lossy(&tagged.stderr)
+        );
+        untag.0.push(from.clone());
+
+        let mut build_args = vec!["build"];
+        build_args.extend(&args);
+        build_args.push("--json");
+        let o = rocmenv(&build_args);
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{stack:?}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let built: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON");
+        let image = built["tag"].as_str().unwrap().to_string();
+
+        let script = "id -u; id -Gn; echo \"hsa=${HSA_OVERRIDE_GFX_VERSION:-} arch=${PYTORCH_ROCM_ARCH:-}\"; ls /opt/rocmenv/smoke-tests; python3 -c 'import six; print(six.__version__)'";
+        let o = rocmenv(&[
+            "run", "--vendor", "cpu", "--image", &image, "--", "sh", "-c", script,
+        ]);
+        let out = String::from_utf8_lossy(&o.stdout).into_owned();
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{stack:?}: {out}{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let lines: Vec<&str> = out.lines().collect();
+        assert_eq!(
+            lines[0], "1000",
+            "{stack:?}: the template's user replaces the image's uid-1000 user: {out}"
+        );
+        assert!(
+            lines.contains(&"README.md"),
+            "{stack:?}: smoke tests copied: {out}"
+        );
+        assert_eq!(
+            lines.last(),
+            Some(&"1.16.0"),
+            "{stack:?}: the pip layer ran: {out}"
+        );
+        if stack[1] == "rocm" {
+            let groups: Vec<&str> = lines[1].split_whitespace().collect();
+            assert!(
+                groups.contains(&"video") && groups.contains(&"render"),
+                "{out}"
+            );
+            assert!(
+                lines[2] == "hsa=10.3.0 arch=gfx1030",
+                "the computed env is baked in: {out}"
+            );
+        } else {
+            assert!(
+                lines[2] == "hsa= arch=",
+                "no ROCm variables in the NGC image: {out}"
+            );
+        }
+    }
+    assert_no_leftovers(&d.engine);
+}
