@@ -53,8 +53,9 @@ fn detect(m: &Matrices, o: &DockerfileOptions) -> Result<(Vec<GpuInput>, Option<
     ))
 }
 
-/// Renders the Dockerfile and context for `o`; also used by `rocmenv build`.
-pub fn render(o: &DockerfileOptions) -> Result<(Rendered, Vec<String>), Error> {
+/// Renders the Dockerfile and context for `o`, writing its notes (env warnings, base-image remarks) to `err`;
+/// also used by `rocmenv build`.
+pub fn render(o: &DockerfileOptions, err: &mut dyn Write) -> Result<Rendered, Error> {
     let m = Matrices::load(o.matrices.as_deref())?;
     if !o.gfx.is_empty() && o.sysroot.is_some() {
         return Err(Error::Usage {
@@ -130,7 +131,10 @@ pub fn render(o: &DockerfileOptions) -> Result<(Rendered, Vec<String>), Error> {
         req.env = plan.portable();
     }
     let rendered = dockerfile::render(&req, &m)?;
-    Ok((rendered, warnings))
+    for w in warnings.iter().chain(rendered.notes.iter()) {
+        let _ = writeln!(err, "rocmenv: note: {w}");
+    }
+    Ok(rendered)
 }
 
 /// Runs `rocmenv dockerfile`: the Dockerfile to `out`, or the context to `dir`.
@@ -140,10 +144,7 @@ pub fn run(
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Result<i32, Error> {
-    let (rendered, warnings) = render(o)?;
-    for w in warnings.iter().chain(rendered.notes.iter()) {
-        let _ = writeln!(err, "rocmenv: note: {w}");
-    }
+    let rendered = render(o, err)?;
     match dir {
         Some(d) => {
             dockerfile::write_context(&rendered, d)?;
@@ -171,10 +172,7 @@ pub fn build_source(
     o: &DockerfileOptions,
     err: &mut dyn Write,
 ) -> Result<crate::build_command::BuildSource, Error> {
-    let (rendered, warnings) = render(o)?;
-    for w in warnings.iter().chain(rendered.notes.iter()) {
-        let _ = writeln!(err, "rocmenv: note: {w}");
-    }
+    let rendered = render(o, err)?;
     let mut files = vec![(
         PathBuf::from("Dockerfile"),
         rendered.dockerfile.into_bytes(),

@@ -326,23 +326,12 @@ fn probe_in_container(
     Ok(probe_exit_code(&report))
 }
 
-/// The statuses of the CUDA and HIP probes in a `rocmenv probe --json` document.
-fn probe_statuses(v: &serde_json::Value) -> [&str; 2] {
-    ["cuda", "hip"].map(|r| v[r]["status"].as_str().unwrap_or("error"))
-}
-
-/// `rocmenv probe`'s exit rule, applied to its JSON: 0 a runtime works, 1 one failed or sees no device, 3 none loaded.
+/// `rocmenv probe`'s exit rule, applied to its JSON; a status that cannot be read counts as an error.
 fn probe_exit_code(v: &serde_json::Value) -> i32 {
-    let s = probe_statuses(v);
-    if s.contains(&"error") {
-        1
-    } else if s.contains(&"ok") {
-        0
-    } else if s.contains(&"no_device") {
-        1
-    } else {
-        3
-    }
+    let statuses = ["cuda", "hip"].map(|r| {
+        serde_json::from_value(v[r]["status"].clone()).unwrap_or(crate::runtime::ProbeStatus::Error)
+    });
+    crate::runtime::exit_code_of(&statuses)
 }
 
 /// One line per runtime as the container saw it, with the error's fix when there is one.

@@ -19,8 +19,8 @@ fn daemon(cx: &Context) -> Finding {
             AREA,
             Status::Pass,
             format!(
-                "Docker {} answers at {} (API {})",
-                i.version, d.endpoint, i.api_version
+                "{} {} answers at {} (API {})",
+                i.product, i.version, d.endpoint, i.api_version
             ),
         ),
         Err(e) => {

@@ -92,6 +92,8 @@ pub struct DockerStatus {
 /// What the daemon's `/version` and `/info` say.
 #[derive(Debug, Clone, Serialize)]
 pub struct DockerInfo {
+    /// `Docker` or `Podman`: Podman answers the same API with its own version numbers.
+    pub product: String,
     /// Engine version.
     pub version: String,
     /// API version.

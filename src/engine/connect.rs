@@ -134,7 +134,12 @@ impl Engine {
             .map(|r| r.keys().cloned().collect())
             .unwrap_or_default();
         runtimes.sort();
+        let podman = version
+            .components
+            .as_ref()
+            .is_some_and(|c| c.iter().any(|x| x.name.contains("Podman")));
         Ok(DockerInfo {
+            product: if podman { "Podman" } else { "Docker" }.into(),
             version: version.version.unwrap_or_else(|| "?".into()),
             api_version: version.api_version.unwrap_or_else(|| "?".into()),
             runtimes,

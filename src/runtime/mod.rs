@@ -56,7 +56,7 @@ pub struct RuntimeProbe {
 }
 
 /// The outcome of probing one runtime.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ProbeStatus {
     /// The runtime's library could not be loaded.
@@ -249,8 +249,12 @@ const STATIC_NOTE: &str = "this rocmenv is a musl build, which cannot load the g
 /// host). `1`: a runtime failed, or runtimes loaded but none sees a device. `3`: no runtime library
 /// could be loaded at all (or this static build cannot load any), so nothing could be checked.
 pub fn exit_code(report: &RuntimeReport) -> i32 {
-    let all = [&report.cuda, &report.hip];
-    let has = |s: ProbeStatus| all.iter().any(|p| p.status == s);
+    exit_code_of(&[report.cuda.status, report.hip.status])
+}
+
+/// The rule of [`exit_code`] on the statuses alone (also for a report read back from `rocmenv probe --json`).
+pub fn exit_code_of(statuses: &[ProbeStatus]) -> i32 {
+    let has = |s: ProbeStatus| statuses.contains(&s);
     if has(ProbeStatus::Error) {
         1
     } else if has(ProbeStatus::Ok) {
