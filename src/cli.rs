@@ -314,6 +314,11 @@ pub struct RunArgs {
     #[arg(long, conflicts_with_all = ["print", "result"])]
     pub probe: bool,
 
+    /// With --probe: the rocmenv binary to copy in instead of this one, e.g. the portable build (glibc ≥ 2.17) for
+    /// images older than the glibc this binary was linked against, or a build for the image's architecture.
+    #[arg(long, value_name = "FILE", env = "ROCMENV_PROBE_BINARY")]
+    pub probe_binary: Option<PathBuf>,
+
     /// Take the GPUs from this host tree (only with --print: the line another host would need).
     #[arg(long, value_name = "DIR", requires = "print")]
     pub sysroot: Option<PathBuf>,

@@ -6,6 +6,7 @@ pub mod cli;
 pub mod dockerfile;
 pub mod dockerfile_command;
 pub mod doctor;
+pub mod elf;
 pub mod engine;
 pub mod env_command;
 pub mod envplan;

@@ -121,6 +121,7 @@ fn run(cli: Cli) -> Result<i32, Error> {
                 matrices: cli.matrices,
                 command: a.command,
                 probe: a.probe,
+                probe_binary: a.probe_binary,
             };
             Ok(rocmenv::run_command::run(
                 &opts,

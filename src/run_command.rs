@@ -42,6 +42,8 @@ pub struct RunOptions {
     pub command: Vec<String>,
     /// `--probe`: copy this rocmenv into the container and run `rocmenv probe --json` there instead of a command.
     pub probe: bool,
+    /// `--probe-binary`: the binary `--probe` copies in; `None` copies the running one.
+    pub probe_binary: Option<PathBuf>,
 }
 
 /// `16m`, `2g`, `512k`, `1048576` → bytes.
@@ -268,14 +270,21 @@ fn probe_in_container(
             "runs `rocmenv probe` in the image; give no command after --".into(),
         ));
     }
-    let exe = std::env::current_exe()
-        .and_then(std::fs::read)
-        .map_err(|e| {
-            Error::Environment(format!(
-                "cannot read the rocmenv binary to copy it into the container: {e}"
-            ))
-        })?;
+    let (path, bytes, exe) = probe_binary(o)?;
     let engine = Engine::connect_default()?;
+    if let Some(arch) = engine.image_architecture(&o.image) {
+        if arch != exe.arch {
+            return Err(usage(
+                "--probe-binary",
+                format!(
+                    "{} is built for {} but {} is {arch}: pass a {arch} build of rocmenv with --probe-binary FILE",
+                    path.display(),
+                    exe.arch,
+                    o.image
+                ),
+            ));
+        }
+    }
     let mut spec = plan_run(o, Some(&engine), err)?;
     spec.command = vec![
         format!("{}/{}", PROBE_PATH.0, PROBE_PATH.1),
@@ -286,7 +295,7 @@ fn probe_in_container(
         dir: PROBE_PATH.0.into(),
         name: PROBE_PATH.1.into(),
         mode: 0o755,
-        bytes: exe,
+        bytes,
     }];
     let (mut stdout, mut stderr) = (Vec::new(), Vec::new());
     let outcome = engine.run(&spec, &mut |which, bytes| match which {
@@ -302,11 +311,13 @@ fn probe_in_container(
     }
     let text = String::from_utf8_lossy(&stderr);
     let Some(report) = serde_json::from_slice::<serde_json::Value>(&stdout).ok() else {
-        if text.contains("GLIBC_") {
+        if let Some(line) = text.lines().find(|l| l.contains("GLIBC_")) {
             return Err(Error::Environment(format!(
-                "{}: the image's C library is older than this rocmenv binary needs (glibc 2.34: Ubuntu 22.04, Debian 12 and newer): {}",
+                "{}: the image's glibc is older than {} needs ({}; the loader said: {}): copy the portable build (glibc ≥ 2.17, made by scripts/build-portable) with --probe-binary FILE",
                 o.image,
-                text.lines().find(|l| l.contains("GLIBC_")).unwrap_or("").trim()
+                path.display(),
+                exe.glibc.as_ref().map_or("a newer glibc".into(), |v| format!("glibc ≥ {v}")),
+                line.trim()
             )));
         }
         return Err(Error::Environment(format!(
@@ -324,6 +335,37 @@ fn probe_in_container(
     )
     .map_err(Error::Output)?;
     Ok(probe_exit_code(&report))
+}
+
+/// The binary `--probe` copies in, read and checked: `--probe-binary` (or `ROCMENV_PROBE_BINARY`), else this one.
+fn probe_binary(o: &RunOptions) -> Result<(PathBuf, Vec<u8>, crate::elf::Executable), Error> {
+    let Some(given) = &o.probe_binary else {
+        let this = std::env::current_exe().map_err(|e| {
+            Error::Environment(format!("cannot find the running rocmenv binary: {e}"))
+        })?;
+        let bytes = std::fs::read(&this).map_err(|e| {
+            Error::Environment(format!(
+                "cannot read {} to copy it into the container: {e}",
+                this.display()
+            ))
+        })?;
+        let exe = crate::elf::inspect(&bytes)
+            .map_err(|e| Error::Environment(format!("{}: {e}", this.display())))?;
+        return Ok((this, bytes, exe));
+    };
+    let bytes = std::fs::read(given).map_err(|e| {
+        usage(
+            "--probe-binary",
+            format!("cannot read {}: {e}", given.display()),
+        )
+    })?;
+    let exe = crate::elf::inspect(&bytes).map_err(|e| {
+        usage(
+            "--probe-binary",
+            format!("{}: {e}; give a rocmenv binary", given.display()),
+        )
+    })?;
+    Ok((given.clone(), bytes, exe))
 }
 
 /// `rocmenv probe`'s exit rule, applied to its JSON; a status that cannot be read counts as an error.

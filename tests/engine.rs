@@ -1,6 +1,7 @@
 //! The engine against a real Docker daemon (serially): build, run, result files, failures, OOM, timeout, signals,
 //! and that no container is ever left behind. Without a daemon they print SKIP, unless ROCMENV_ENGINE_TESTS=1.
 
+#[allow(dead_code)]
 #[path = "common/engine.rs"]
 mod common;
 
@@ -418,6 +419,25 @@ fn the_cpu_stack_builds_end_to_end_and_runs_torch() {
     );
     assert!(text.contains("hip: no HIP runtime library"), "{text}");
     assert!(text.contains("cuda: no CUDA driver library"), "{text}");
+    // The binary to ship (the portable build, glibc 2.17) runs in the stack image too and reports the same.
+    if let Some(bin) = common::portable_binary("cpu-stack-portable-probe") {
+        let o = rocmenv(&[
+            "run",
+            "--probe",
+            "--probe-binary",
+            bin.to_str().unwrap(),
+            "--vendor",
+            "cpu",
+            "--image",
+            &image,
+        ]);
+        let portable = String::from_utf8_lossy(&o.stdout);
+        assert_eq!(o.status.code(), Some(3), "{portable}");
+        assert_eq!(
+            portable, text,
+            "the portable build reports what this build reports"
+        );
+    }
     // Unchanged: a cache hit that does not run the builder.
     let started = Instant::now();
     let o = rocmenv(&args);

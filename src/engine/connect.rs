@@ -114,6 +114,17 @@ impl Engine {
         self.docker.client_version().to_string()
     }
 
+    /// The architecture of a local image (`amd64`, `arm64`, …); `None` when the image is not local or says none.
+    pub fn image_architecture(&self, image: &str) -> Option<String> {
+        let d = &self.docker;
+        self.rt
+            .block_on(async { tokio::time::timeout(CONNECT_TIMEOUT, d.inspect_image(image)).await })
+            .ok()?
+            .ok()?
+            .architecture
+            .filter(|a| !a.is_empty())
+    }
+
     /// The daemon's version, runtimes and CDI spec directories.
     pub fn info(&self) -> Result<DockerInfo, Error> {
         let d = &self.docker;

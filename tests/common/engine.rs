@@ -51,7 +51,21 @@ fn sh(cmd: &str) -> Output {
 
 /// Imports the base image from a cached debootstrap tarball, making the tarball first on a fresh machine.
 fn ensure_base() {
-    if sh(&format!("docker image inspect {BASE} >/dev/null 2>&1"))
+    ensure_debootstrap_image("bookworm", BASE);
+}
+
+/// Debian 11's minimal tree as an image: glibc 2.31, the glibc of Ubuntu 20.04 and its rocm/pytorch images.
+pub const BULLSEYE: &str = "rocmenv-test/bullseye:base";
+
+/// Makes `BULLSEYE` on first use (debootstrap, cached like the bookworm base).
+pub fn bullseye() -> &'static str {
+    ensure_debootstrap_image("bullseye", BULLSEYE);
+    BULLSEYE
+}
+
+/// `debootstrap --variant=minbase SUITE` imported as `tag`; the tarball is cached so a machine makes it once.
+fn ensure_debootstrap_image(suite: &str, tag: &str) {
+    if sh(&format!("docker image inspect {tag} >/dev/null 2>&1"))
         .status
         .success()
     {
@@ -62,27 +76,50 @@ fn ensure_base() {
         .unwrap_or_else(|_| {
             PathBuf::from(std::env::var("HOME").unwrap_or("/tmp".into())).join(".cache/rocmenv")
         });
-    let tarball = cache.join("bookworm-minbase.tar");
+    let tarball = cache.join(format!("{suite}-minbase.tar"));
     if !tarball.exists() {
         std::fs::create_dir_all(&cache).expect("cache dir");
         let tmp = tempfile::tempdir().expect("tempdir");
         let d = tmp.path().display();
         let o = sh(&format!(
-            "debootstrap --variant=minbase bookworm {d}/root >{d}/log 2>&1 && tar -C {d}/root -cf {t}.part . && mv {t}.part {t} || {{ tail -20 {d}/log; exit 1; }}",
+            "debootstrap --variant=minbase {suite} {d}/root >{d}/log 2>&1 && tar -C {d}/root -cf {t}.part . && mv {t}.part {t} || {{ tail -20 {d}/log; exit 1; }}",
             t = tarball.display()
         ));
         assert!(
             o.status.success(),
-            "debootstrap failed (apt-get install debootstrap?): {}",
+            "debootstrap {suite} failed (apt-get install debootstrap?): {}",
             String::from_utf8_lossy(&o.stdout)
         );
     }
-    let o = sh(&format!("docker import {} {BASE}", tarball.display()));
+    let o = sh(&format!("docker import {} {tag}", tarball.display()));
     assert!(
         o.status.success(),
         "docker import: {}",
         String::from_utf8_lossy(&o.stderr)
     );
+}
+
+/// The portable build (`scripts/build-portable`) named by `ROCMENV_PORTABLE_BIN`, or `None` after printing SKIP.
+/// CI sets `ROCMENV_REQUIRE_PORTABLE=1`, which makes its absence a failure.
+pub fn portable_binary(test: &str) -> Option<PathBuf> {
+    match std::env::var_os("ROCMENV_PORTABLE_BIN") {
+        Some(p) => {
+            let p = PathBuf::from(p);
+            assert!(
+                p.is_file(),
+                "ROCMENV_PORTABLE_BIN={} is not a file",
+                p.display()
+            );
+            Some(p)
+        }
+        None if std::env::var("ROCMENV_REQUIRE_PORTABLE").as_deref() == Ok("1") => {
+            panic!("ROCMENV_REQUIRE_PORTABLE=1 but ROCMENV_PORTABLE_BIN is not set (scripts/build-portable prints it)")
+        }
+        None => {
+            eprintln!("SKIP {test}: ROCMENV_PORTABLE_BIN is not set (build it with scripts/build-portable)");
+            None
+        }
+    }
 }
 
 /// Builds an inline Dockerfile as `rocmenv/<stack>:<hash>` and returns the outcome or the error, with its events.
