@@ -6,7 +6,7 @@
 //! status, and every call into a foreign library sits behind `catch_unwind` as a second defence.
 //!
 //! The probes need the dynamic loader: a fully static musl binary cannot `dlopen`, so there every
-//! runtime reports its library as missing (see the README's "Static builds").
+//! runtime reports `unsupported` (see the README's "Why not a static binary").
 
 mod cuda;
 mod cuda_errors;
