@@ -1,5 +1,6 @@
 //! Build contexts: in-memory files or a directory, packed as a tar and named by a hash of their content.
 
+use super::dockerignore::DockerIgnore;
 use crate::error::Error;
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
@@ -44,11 +45,20 @@ impl BuildContext {
         Ok(BuildContext { files: out })
     }
 
-    /// Reads every regular file under `dir` (symlinks and `.git` are skipped; `.dockerignore` is not honoured).
+    /// Reads every regular file under `dir` that its `.dockerignore` keeps (symlinks and `.git` are skipped).
     pub fn from_dir(dir: &Path) -> Result<Self, Error> {
         let bad = |why: String| Error::Usage {
             flag: "--context".into(),
             message: format!("{}: {why}", dir.display()),
+        };
+        let ignore_file = dir.join(".dockerignore");
+        let ignore = match std::fs::read_to_string(&ignore_file) {
+            Ok(text) => DockerIgnore::parse(&text).map_err(|why| Error::Usage {
+                flag: "--context".into(),
+                message: format!("{}: {why}", ignore_file.display()),
+            })?,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => DockerIgnore::default(),
+            Err(e) => return Err(bad(format!("cannot read .dockerignore: {e}"))),
         };
         let mut files = Vec::new();
         let mut total = 0u64;
@@ -60,9 +70,14 @@ impl BuildContext {
                 let entry = entry.map_err(|e| bad(e.to_string()))?;
                 let path = entry.path();
                 let kind = entry.file_type().map_err(|e| bad(e.to_string()))?;
+                let rel = path.strip_prefix(dir).map_err(|e| bad(e.to_string()))?;
+                let excluded = ignore.excludes(rel);
                 if kind.is_dir() && entry.file_name() != ".git" {
-                    stack.push(path);
-                } else if kind.is_file() {
+                    // An excluded directory is walked only when a `!` line may bring something under it back.
+                    if !excluded || ignore.has_exceptions() {
+                        stack.push(path);
+                    }
+                } else if kind.is_file() && !excluded {
                     let data = std::fs::read(&path)
                         .map_err(|e| bad(format!("cannot read {}: {e}", path.display())))?;
                     total += data.len() as u64;
@@ -72,7 +87,6 @@ impl BuildContext {
                             MAX_CONTEXT_BYTES >> 20
                         )));
                     }
-                    let rel = path.strip_prefix(dir).map_err(|e| bad(e.to_string()))?;
                     files.push((rel.to_path_buf(), data));
                 }
             }
@@ -203,6 +217,65 @@ mod tests {
         assert!(BuildContext::from_files(&[("../x".into(), vec![])], Some("FROM x")).is_err());
         assert!(BuildContext::from_files(&[("/etc/x".into(), vec![])], Some("FROM x")).is_err());
         assert!(BuildContext::from_files(&[("x".into(), vec![])], None).is_err());
+    }
+
+    fn context_dir(ignore: &str) -> tempfile::TempDir {
+        let d = tempfile::tempdir().unwrap();
+        for (p, body) in [
+            ("Dockerfile", "FROM x\nCOPY . /app\n"),
+            (".dockerignore", ignore),
+            ("run.sh", "echo hi\n"),
+            ("data/train/0001.bin", "big"),
+            ("data/README", "keep me"),
+            ("src/model.py", "import torch\n"),
+            ("src/model.pyc", "junk"),
+        ] {
+            let path = d.path().join(p);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, body).unwrap();
+        }
+        d
+    }
+
+    fn names(c: &BuildContext) -> Vec<String> {
+        c.files
+            .iter()
+            .map(|(p, _)| p.display().to_string())
+            .collect()
+    }
+
+    #[test]
+    fn a_context_dir_honours_its_dockerignore() {
+        let d = context_dir("# large inputs stay home\ndata\n!data/README\n**/*.pyc\n");
+        let c = BuildContext::from_dir(d.path()).unwrap();
+        assert_eq!(
+            names(&c),
+            [
+                ".dockerignore",
+                "Dockerfile",
+                "data/README",
+                "run.sh",
+                "src/model.py"
+            ]
+        );
+        // Excluding everything still sends what the daemon needs.
+        let d = context_dir("*\n");
+        let c = BuildContext::from_dir(d.path()).unwrap();
+        assert_eq!(names(&c), [".dockerignore", "Dockerfile"]);
+        // The ignore file is part of the content: changing it changes the tag.
+        let a = BuildContext::from_dir(context_dir("data\n").path()).unwrap();
+        let b = BuildContext::from_dir(context_dir("data\nsrc\n").path()).unwrap();
+        assert_ne!(a.content_hash(), b.content_hash());
+    }
+
+    #[test]
+    fn a_malformed_dockerignore_is_a_usage_error_naming_the_line() {
+        let d = context_dir("data\n[oops\n");
+        let e = BuildContext::from_dir(d.path()).unwrap_err().to_string();
+        assert!(
+            e.contains(".dockerignore: line 2: `[oops` has an unclosed `[`"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -5,6 +5,7 @@ mod build;
 mod connect;
 mod context;
 mod devices;
+mod dockerignore;
 mod gc;
 mod print;
 mod run;
@@ -13,6 +14,7 @@ pub use build::{build_context, build_files, content_tag, BuildEvent, BuildOutcom
 pub use connect::{docker_status, endpoint_from_env, resolve_endpoint, Engine, DEFAULT_SOCKET};
 pub use context::{base_images, BuildContext};
 pub use devices::{device_map, shm_size, video_render_gids, DeviceMap, DeviceVendor, GpuRequest};
+pub use dockerignore::DockerIgnore;
 pub use gc::Leftover;
 pub use print::docker_run_line;
 pub use run::{
