@@ -240,7 +240,7 @@ pub fn probe_all(opts: &ProbeOptions) -> RuntimeReport {
 }
 
 /// Why a musl build does not probe: the libraries it would load are glibc's.
-const STATIC_NOTE: &str = "this rocmenv is a musl build, which cannot load the glibc-built libcuda or libamdhip64: use the glibc build (dynamically linked) for runtime probes";
+const STATIC_NOTE: &str = "this rocmenv is a musl build, which cannot load the glibc-built libcuda or libamdhip64: use a glibc build for runtime probes (the portable one from scripts/build-portable runs on glibc ≥ 2.17)";
 
 /// The process exit code for `rocmenv probe`, per DESIGN.md.
 ///
