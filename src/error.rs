@@ -74,6 +74,14 @@ pub enum Error {
     /// The daemon refused or broke a request (build could not start, container could not be created).
     #[error("container engine: {0}")]
     Engine(String),
+    /// SIGINT or SIGTERM arrived during a long operation, which was cancelled and cleaned up.
+    #[error("interrupted by {signal}: {what}")]
+    Interrupted {
+        /// `SIGINT` or `SIGTERM`.
+        signal: &'static str,
+        /// What was cancelled and what was cleaned up.
+        what: String,
+    },
 }
 
 impl Error {
@@ -87,6 +95,14 @@ impl Error {
             | Error::ImageMissing { .. }
             | Error::Engine(_) => EXIT_ENVIRONMENT,
             Error::NoGpu(_) | Error::BuildFailed { .. } => EXIT_FAILED,
+            // What a shell reports for a process ended by the signal: 128 + its number.
+            Error::Interrupted { signal, .. } => {
+                if *signal == "SIGTERM" {
+                    143
+                } else {
+                    130
+                }
+            }
         }
     }
 }

@@ -286,6 +286,71 @@ fn sigint_and_sigterm_stop_and_remove_the_container() {
     assert_no_leftovers(&d.engine);
 }
 
+/// Ctrl-C (and SIGTERM) in the middle of a RUN step: the build is cancelled, the step's container removed, one line
+/// says so, and the exit code is the shell's for the signal.
+#[test]
+fn a_signal_during_a_build_cancels_it_and_leaves_no_container() {
+    use std::io::BufRead;
+    let Some(_d) = daemon("build-signals") else {
+        return;
+    };
+    for (sig, code, name) in [
+        (libc::SIGINT, 130, "SIGINT"),
+        (libc::SIGTERM, 143, "SIGTERM"),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let nonce = rocmenv::engine::new_run_id();
+        std::fs::write(
+            dir.path().join("Dockerfile"),
+            format!("FROM {BASE}\nRUN echo {nonce}; sleep 60\n"),
+        )
+        .unwrap();
+        let mut child = Command::new(env!("CARGO_BIN_EXE_rocmenv"))
+            .args(["build", "--context", dir.path().to_str().unwrap()])
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawns");
+        let mut lines = std::io::BufReader::new(child.stderr.take().unwrap()).lines();
+        let mut seen = Vec::new();
+        let container = loop {
+            let line = lines
+                .next()
+                .unwrap_or_else(|| panic!("the step never ran: {seen:?}"))
+                .unwrap();
+            seen.push(line.clone());
+            if let Some(id) = line.trim().strip_prefix("---> Running in ") {
+                break id.trim().to_string();
+            }
+        };
+        // Wait until the step prints, so the signal lands while its container runs.
+        while !seen.iter().any(|l| l.trim() == nonce) {
+            seen.push(lines.next().expect("the step printed").unwrap());
+        }
+        // SAFETY: kill(2) on the pid of a child we spawned and have not reaped.
+        unsafe { libc::kill(child.id() as i32, sig) };
+        let rest: Vec<String> = lines.map_while(Result::ok).collect();
+        let status = child.wait().unwrap();
+        assert_eq!(status.code(), Some(code), "{seen:?} {rest:?}");
+        let last = rest.last().cloned().unwrap_or_default();
+        assert!(
+            last.starts_with(&format!(
+                "rocmenv: interrupted by {name}: the build of rocmenv/context:"
+            )),
+            "{rest:?}"
+        );
+        let o = Command::new("docker")
+            .args(["ps", "-a", "-q", "--filter", &format!("id={container}")])
+            .output()
+            .unwrap();
+        assert_eq!(
+            String::from_utf8_lossy(&o.stdout).trim(),
+            "",
+            "step container {container} left"
+        );
+    }
+}
+
 #[test]
 fn a_missing_base_image_says_how_to_provide_it() {
     let Some(d) = daemon("missing_base") else {

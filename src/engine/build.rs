@@ -5,13 +5,16 @@ use super::connect::{describe, Engine};
 use super::context::{base_images, BuildContext};
 use crate::error::Error;
 use bollard::query_parameters::{
-    BuildImageOptionsBuilder, CreateImageOptionsBuilder, TagImageOptionsBuilder,
+    BuildImageOptionsBuilder, CreateImageOptionsBuilder, RemoveContainerOptionsBuilder,
+    TagImageOptionsBuilder,
 };
 use futures_util::StreamExt;
 use serde::Serialize;
+use std::cell::RefCell;
 use std::collections::{HashMap, VecDeque};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
+use tokio::signal::unix::{signal, SignalKind};
 
 /// How many lines of a failing step's output the error keeps.
 const TAIL_LINES: usize = 20;
@@ -110,7 +113,9 @@ pub fn build_context(
         context_hash: ctx.content_hash(),
         seconds: 0.0,
     };
-    engine.rt.block_on(async {
+    // The container of the step running now, so a Ctrl-C can remove it instead of trusting the daemon to.
+    let running: RefCell<Option<String>> = RefCell::new(None);
+    let work = async {
         if let Ok(img) = d.inspect_image(&tag).await {
             on_event(BuildEvent::CacheHit { tag: tag.clone() });
             outcome.cached = true;
@@ -119,7 +124,7 @@ pub fn build_context(
             for base in base_images(&ctx.dockerfile()) {
                 ensure_image(engine, &base, on_event).await?;
             }
-            let said = run_build(engine, ctx, stack, &tag, on_event).await?;
+            let said = run_build(engine, ctx, stack, &tag, on_event, &running).await?;
             // The classic builder prints a short id; the store has the full one.
             outcome.image_id = d.inspect_image(&tag).await.ok().and_then(|i| i.id).or(said);
         }
@@ -135,6 +140,35 @@ pub fn build_context(
             outcome.tags.push(t.clone());
         }
         Ok::<(), Error>(())
+    };
+    engine.rt.block_on(async {
+        let mut sigint =
+            signal(SignalKind::interrupt()).map_err(|e| Error::Engine(e.to_string()))?;
+        let mut sigterm =
+            signal(SignalKind::terminate()).map_err(|e| Error::Engine(e.to_string()))?;
+        // Dropping `work` closes the build's connection, which makes the daemon cancel the build.
+        let signal = tokio::select! {
+            r = work => return r,
+            _ = sigint.recv() => "SIGINT",
+            _ = sigterm.recv() => "SIGTERM",
+        };
+        let mut what = format!("the build of {tag} was cancelled");
+        let step_container = running.borrow_mut().take();
+        if let Some(id) = step_container {
+            let opts = RemoveContainerOptionsBuilder::new().force(true).build();
+            match d.remove_container(&id, Some(opts)).await {
+                Ok(()) => what.push_str(&format!(" and its step container {id} removed")),
+                // Already gone: the daemon cleaned up first.
+                Err(bollard::errors::Error::DockerResponseServerError {
+                    status_code: 404, ..
+                }) => {}
+                Err(e) => what.push_str(&format!(
+                    "; its step container {id} may be left: docker rm -f {id} ({})",
+                    describe(&e)
+                )),
+            }
+        }
+        Err(Error::Interrupted { signal, what })
     })?;
     outcome.seconds = start.elapsed().as_secs_f64();
     Ok(outcome)
@@ -250,6 +284,7 @@ async fn run_build(
     stack: &str,
     tag: &str,
     on_event: &mut dyn FnMut(BuildEvent),
+    running: &RefCell<Option<String>>,
 ) -> Result<Option<String>, Error> {
     let labels = HashMap::from([
         ("rocmenv.stack".to_string(), stack.to_string()),
@@ -305,6 +340,12 @@ async fn run_build(
                         instruction,
                     });
                 } else {
+                    let l = line.trim_start();
+                    if let Some(id) = l.strip_prefix("---> Running in ") {
+                        *running.borrow_mut() = Some(id.trim().to_string());
+                    } else if l.starts_with("Removing intermediate container") {
+                        *running.borrow_mut() = None;
+                    }
                     if let Some(id) = line.strip_prefix("Successfully built ") {
                         image_id = Some(id.trim().to_string());
                     }
