@@ -123,6 +123,21 @@ fn the_engine_works_through_podman() {
     let again: serde_json::Value = serde_json::from_slice(&again.stdout).unwrap();
     assert_eq!(again["cached"], true);
 
+    // A failing step is a failed build (exit 1) naming Podman's step, as with Docker's builder.
+    std::fs::write(
+        ctx.path().join("Dockerfile"),
+        format!("FROM {image}\nRUN echo about-to-fail\nRUN false\n"),
+    )
+    .unwrap();
+    let failed = rocmenv(&host, &["build", "--context", dir]);
+    let err = String::from_utf8_lossy(&failed.stderr);
+    assert_eq!(failed.status.code(), Some(1), "{err}");
+    assert!(err.contains("[3/5] RUN false"), "{err}");
+    assert!(
+        err.contains("rocmenv: build failed at STEP 3/5: RUN false"),
+        "{err}"
+    );
+
     let engine = Engine::connect(&host).expect("podman answers");
     assert!(
         engine.managed_containers().expect("list").is_empty(),

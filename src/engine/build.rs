@@ -263,13 +263,17 @@ fn strip_ansi(s: &str) -> String {
 /// The builder's own bookkeeping lines, which say nothing about why a step failed.
 fn is_builder_noise(line: &str) -> bool {
     let l = line.trim_start();
-    l.starts_with("---> ") || l.starts_with("Removing intermediate container")
+    l.starts_with("---> ")
+        || l.starts_with("--> ")
+        || l.starts_with("Removing intermediate container")
 }
 
-/// `Step 2/5 : RUN make` → (2, 5, `RUN make`).
+/// `Step 2/5 : RUN make` (Docker's classic builder) or `STEP 2/5: RUN make` (Podman/Buildah) → (2, 5, `RUN make`).
 fn parse_step(line: &str) -> Option<(u32, u32, String)> {
-    let rest = line.strip_prefix("Step ")?;
-    let (nums, instruction) = rest.split_once(" : ")?;
+    let (nums, instruction) = match line.strip_prefix("Step ") {
+        Some(rest) => rest.split_once(" : ")?,
+        None => line.strip_prefix("STEP ")?.split_once(": ")?,
+    };
     let (i, n) = nums.split_once('/')?;
     Some((
         i.parse().ok()?,
@@ -385,7 +389,14 @@ mod tests {
             parse_step("Step 2/5 : RUN make -j"),
             Some((2, 5, "RUN make -j".into()))
         );
+        // Podman 4.3's builder, as it streams over the Docker API.
+        assert_eq!(
+            parse_step("STEP 3/5: RUN false"),
+            Some((3, 5, "RUN false".into()))
+        );
         assert_eq!(parse_step(" ---> Running in 1234"), None);
+        assert_eq!(parse_step("--> 86addcb6f9f"), None);
+        assert_eq!(parse_step("STEP x/5: RUN"), None);
     }
 
     #[test]
@@ -398,6 +409,7 @@ mod tests {
         assert!(is_builder_noise(
             "Removing intermediate container ad7c1d515348"
         ));
+        assert!(is_builder_noise("--> 86addcb6f9f"));
         assert!(!is_builder_noise("about-to-fail"));
     }
 
