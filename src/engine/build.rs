@@ -169,6 +169,16 @@ pub fn build_context(
             }
         }
         Err(Error::Interrupted { signal, what })
+    })
+    .map_err(|e| match e {
+        // Podman (4.3) cancels the build but keeps its Buildah working container, which its Docker API cannot list.
+        Error::Interrupted { signal, mut what }
+            if engine.info().is_ok_and(|i| i.product == "Podman") =>
+        {
+            what.push_str("; Podman keeps the build's working container: list it with `podman ps -a --external` and remove it with `podman rm`");
+            Error::Interrupted { signal, what }
+        }
+        e => e,
     })?;
     outcome.seconds = start.elapsed().as_secs_f64();
     Ok(outcome)
