@@ -301,6 +301,23 @@ fn deep_reads_recorded_tool_output_under_sysroot() {
         .find(|c| c["id"] == "tools.nvidia-smi")
         .unwrap();
     assert_eq!(c["status"], "pass", "{c}");
+    // sysfs has no NVIDIA VRAM size; nvidia-smi's Memory-Usage column (81559MiB per H100) fills it in, by bus id.
+    let gpus = v["host"]["gpus"].as_array().unwrap();
+    assert_eq!(gpus.len(), 8);
+    for g in gpus {
+        assert_eq!(g["vram_bytes"], 81559u64 << 20, "{g}");
+    }
+    let o = rocmenv(&[
+        "doctor",
+        "--json",
+        "--sysroot",
+        &fixture("h100-x8-ubuntu2204"),
+    ]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(
+        v["host"]["gpus"][0]["vram_bytes"].is_null(),
+        "without --deep nothing tells"
+    );
 }
 
 /// The acceptance: on this machine (no GPU in CI) doctor prints an honest report and exits 1.

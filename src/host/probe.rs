@@ -830,6 +830,7 @@ fn probe_tools_output(session: &dyn Session, f: &mut HostFacts) {
         f.evidence.nvidia_smi = Some(match run {
             ToolRun::Output { text, outcome } => {
                 let (devices, errors) = nvidia_smi_summary(&text);
+                fill_nvidia_vram(f, &text);
                 ToolEvidence {
                     devices,
                     errors,
@@ -860,6 +861,30 @@ fn rocminfo_error_text(e: &parse::rocminfo::RocmInfoError) -> Option<String> {
     })
 }
 
+/// NVIDIA exposes no VRAM size in sysfs; nvidia-smi's table has it, matched to the GPU by PCI address.
+fn fill_nvidia_vram(f: &mut HostFacts, text: &str) {
+    for row in parse::nvidia_smi::parse_nvidia_smi(text).gpus {
+        let (Some(bus), Some(mib)) = (row.bus_id, row.memory_total_mib) else {
+            continue;
+        };
+        let Some(address) = pci_address_of_bus_id(&bus) else {
+            continue;
+        };
+        for g in f.gpus.iter_mut() {
+            if g.vendor == Vendor::Nvidia && g.pci_address == address && g.vram_bytes.is_none() {
+                g.vram_bytes = mib.checked_mul(1 << 20);
+            }
+        }
+    }
+}
+
+/// nvidia-smi's `00000000:17:00.0` (an 8-digit domain) → sysfs's `0000:17:00.0`.
+fn pci_address_of_bus_id(bus: &str) -> Option<String> {
+    let (domain, rest) = bus.trim().split_once(':')?;
+    let domain = u32::from_str_radix(domain, 16).ok()?;
+    Some(format!("{domain:04x}:{}", rest.to_ascii_lowercase()))
+}
+
 /// GPU names and errors from nvidia-smi's default output.
 fn nvidia_smi_summary(text: &str) -> (Vec<String>, Vec<String>) {
     use parse::nvidia_smi::{nvidia_smi_error, parse_nvidia_smi, NvidiaSmiError as E};
@@ -888,6 +913,20 @@ fn nvidia_smi_summary(text: &str) -> (Vec<String>, Vec<String>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn nvidia_bus_ids_become_sysfs_addresses() {
+        assert_eq!(
+            pci_address_of_bus_id("00000000:17:00.0").as_deref(),
+            Some("0000:17:00.0")
+        );
+        assert_eq!(
+            pci_address_of_bus_id("00000001:AB:00.0").as_deref(),
+            Some("0001:ab:00.0")
+        );
+        assert_eq!(pci_address_of_bus_id("N/A"), None);
+        assert_eq!(pci_address_of_bus_id("zz:00.0"), None);
+    }
 
     #[test]
     fn link_speeds_parse_sysfs_text() {
