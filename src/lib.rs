@@ -17,6 +17,7 @@ pub mod matrix;
 pub mod parse;
 pub mod report;
 pub mod run_command;
+mod run_probe;
 pub mod runtime;
 pub mod target;
 pub mod validate;
