@@ -72,6 +72,15 @@ pub(crate) fn probe_in_container(
                 line.trim()
             )));
         }
+        let exec_failed = text.contains(&format!("{}/{}", PROBE_PATH.0, PROBE_PATH.1))
+            && text.to_lowercase().contains("no such file or directory");
+        if let (true, Some(loader)) = (exec_failed, &exe.interpreter) {
+            return Err(Error::Environment(format!(
+                "{}: the image has no {loader}, so {} cannot start there: it is not a glibc image (musl, distroless-static or scratch), and libcuda and libamdhip64 are glibc libraries, so there is no GPU runtime in it to probe",
+                o.image,
+                path.display()
+            )));
+        }
         return Err(Error::Environment(format!(
             "`rocmenv probe` in {} exited {} without a report: {}",
             o.image,

@@ -214,3 +214,45 @@ fn run_probe_refuses_a_binary_that_cannot_run_in_the_image() {
     );
     assert_no_leftovers(&d.engine);
 }
+
+/// An image without glibc (here: nothing but /tmp) cannot start a glibc binary; the one line says why that also means
+/// there is no GPU runtime to probe in it, instead of relaying the runtime's bare "no such file or directory".
+#[test]
+fn run_probe_in_an_image_without_glibc_says_so() {
+    let Some(d) = daemon("probe-no-glibc") else {
+        return;
+    };
+    let exe = elf::inspect(&std::fs::read(env!("CARGO_BIN_EXE_rocmenv")).unwrap()).unwrap();
+    let Some(loader) = exe.interpreter.clone() else {
+        eprintln!("SKIP probe-no-glibc: this rocmenv is static and starts anywhere");
+        return;
+    };
+    let root = tempfile::tempdir().unwrap();
+    std::fs::create_dir(root.path().join("tmp")).unwrap();
+    let tarball = root.path().join("empty.tar");
+    let status = Command::new("tar")
+        .args(["-C", root.path().to_str().unwrap(), "-cf"])
+        .arg(&tarball)
+        .arg("tmp")
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let tag = "rocmenv-test/no-glibc:1";
+    let o = Command::new("docker")
+        .arg("import")
+        .arg(&tarball)
+        .arg(tag)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    let o = rocmenv(&["run", "--probe", "--vendor", "cpu", "--image", tag]);
+    let _ = Command::new("docker").args(["rmi", tag]).output();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(125), "{}", text(&o));
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains(&format!("the image has no {loader}")) && err.contains("not a glibc image"),
+        "{err}"
+    );
+    assert_no_leftovers(&d.engine);
+}
