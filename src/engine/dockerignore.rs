@@ -34,6 +34,8 @@ struct Pattern {
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct DockerIgnore {
     patterns: Vec<Pattern>,
+    /// The file has `!` lines of its own (the two built-in exceptions name top-level files and never force a walk).
+    exceptions: bool,
 }
 
 impl DockerIgnore {
@@ -56,6 +58,7 @@ impl DockerIgnore {
             let tokens = compile(&cleaned).map_err(|why| format!("line {}: {why}", n + 1))?;
             patterns.push(Pattern { tokens, exception });
         }
+        let exceptions = patterns.iter().any(|p| p.exception);
         // What docker does too: the daemon needs these two whatever the file says.
         for keep in ["Dockerfile", ".dockerignore"] {
             patterns.push(Pattern {
@@ -63,7 +66,10 @@ impl DockerIgnore {
                 exception: true,
             });
         }
-        Ok(DockerIgnore { patterns })
+        Ok(DockerIgnore {
+            patterns,
+            exceptions,
+        })
     }
 
     /// True when `path` (relative to the context, `/`-separated) is left out of the context.
@@ -86,11 +92,7 @@ impl DockerIgnore {
 
     /// True when a directory that matches may still hold files an exception brings back, so it must be walked.
     pub fn has_exceptions(&self) -> bool {
-        // The two built-in exceptions name top-level files only, so they never force a walk.
-        self.patterns.len() > 2
-            && self.patterns[..self.patterns.len() - 2]
-                .iter()
-                .any(|p| p.exception)
+        self.exceptions
     }
 }
 
