@@ -12,13 +12,14 @@ use rocmenv::elf::{self, GlibcVersion};
 use std::process::{Command, Output};
 
 /// The libraries every glibc system has; the portable build may need nothing else (no libgcc_s, no libstdc++).
-const GLIBC_LIBS: [&str; 6] = [
+const GLIBC_LIBS: [&str; 7] = [
     "libc.so.6",
     "libm.so.6",
     "libdl.so.2",
     "libpthread.so.0",
     "librt.so.1",
     "ld-linux-x86-64.so.2",
+    "ld-linux-aarch64.so.1",
 ];
 
 fn text(o: &Output) -> String {
