@@ -31,6 +31,20 @@ fn text(o: &Output) -> String {
     )
 }
 
+/// `rocmenv run --probe --probe-binary BIN --vendor cpu --image IMAGE`.
+fn probe_with(bin: &std::path::Path, image: &str) -> Output {
+    rocmenv(&[
+        "run",
+        "--probe",
+        "--probe-binary",
+        bin.to_str().unwrap(),
+        "--vendor",
+        "cpu",
+        "--image",
+        image,
+    ])
+}
+
 fn glibc(s: &str) -> GlibcVersion {
     GlibcVersion::parse(s).unwrap()
 }
@@ -112,16 +126,7 @@ fn run_probe_in_an_image_with_glibc_2_31() {
             host.glibc
         );
     }
-    let o = rocmenv(&[
-        "run",
-        "--probe",
-        "--probe-binary",
-        bin.to_str().unwrap(),
-        "--vendor",
-        "cpu",
-        "--image",
-        image,
-    ]);
+    let o = probe_with(&bin, image);
     let out = String::from_utf8_lossy(&o.stdout);
     // Neither runtime is in Debian 11's minimal tree: both missing is exit 3, reported by the probe that ran there.
     assert_eq!(o.status.code(), Some(3), "{}", text(&o));
@@ -156,8 +161,8 @@ fn the_portable_build_loads_hip_inside_an_image() {
     assert_no_leftovers(&d.engine);
 }
 
-/// A probe binary that cannot run in the image is refused before a container exists (exit 125, rocmenv's own failure): not an ELF, or another
-/// architecture (here the portable build with its ELF machine patched to AArch64).
+/// A probe binary that cannot run in the image is refused before a container exists (exit 125, rocmenv's own
+/// failure): not an ELF, missing, or another architecture (here this build with its ELF machine patched to AArch64).
 #[test]
 fn run_probe_refuses_a_binary_that_cannot_run_in_the_image() {
     let Some(d) = daemon("probe-binary-refused") else {
@@ -166,16 +171,7 @@ fn run_probe_refuses_a_binary_that_cannot_run_in_the_image() {
     let dir = tempfile::tempdir().unwrap();
     let script = dir.path().join("rocmenv.sh");
     std::fs::write(&script, "#!/bin/sh\necho hi\n").unwrap();
-    let o = rocmenv(&[
-        "run",
-        "--probe",
-        "--probe-binary",
-        script.to_str().unwrap(),
-        "--vendor",
-        "cpu",
-        "--image",
-        BASE,
-    ]);
+    let o = probe_with(&script, BASE);
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(125), "{}", text(&o));
     assert!(
@@ -183,30 +179,14 @@ fn run_probe_refuses_a_binary_that_cannot_run_in_the_image() {
         "{err}"
     );
     let missing = dir.path().join("nope");
-    let o = rocmenv(&[
-        "run",
-        "--probe",
-        "--probe-binary",
-        missing.to_str().unwrap(),
-        "--image",
-        BASE,
-    ]);
+    let o = probe_with(&missing, BASE);
     assert_eq!(o.status.code(), Some(125), "{}", text(&o));
 
     let mut arm = std::fs::read(env!("CARGO_BIN_EXE_rocmenv")).unwrap();
     arm[18..20].copy_from_slice(&183u16.to_le_bytes()); // e_machine = EM_AARCH64
     let arm_path = dir.path().join("rocmenv-arm64");
     std::fs::write(&arm_path, &arm).unwrap();
-    let o = rocmenv(&[
-        "run",
-        "--probe",
-        "--probe-binary",
-        arm_path.to_str().unwrap(),
-        "--vendor",
-        "cpu",
-        "--image",
-        BASE,
-    ]);
+    let o = probe_with(&arm_path, BASE);
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(125), "{}", text(&o));
     assert!(
