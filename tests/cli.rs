@@ -20,6 +20,16 @@ fn fixture(name: &str) -> String {
         .to_string()
 }
 
+/// The finding with this id in a doctor JSON document; panics naming the id when there is none.
+fn check<'a>(report: &'a serde_json::Value, id: &str) -> &'a serde_json::Value {
+    report["checks"]
+        .as_array()
+        .expect("checks")
+        .iter()
+        .find(|c| c["id"] == id)
+        .unwrap_or_else(|| panic!("no {id} finding"))
+}
+
 fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
@@ -258,12 +268,7 @@ fn deep_reads_recorded_tool_output_under_sysroot() {
         "rocm-6.2",
     ]);
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    let c = v["checks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["id"] == "tools.rocminfo")
-        .unwrap();
+    let c = check(&v, "tools.rocminfo");
     assert_eq!(c["status"], "fail");
     assert!(
         c["summary"].as_str().unwrap().contains("permission denied"),
@@ -279,12 +284,7 @@ fn deep_reads_recorded_tool_output_under_sysroot() {
         "rocm-6.2",
     ]);
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    let c = v["checks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["id"] == "tools.rocminfo")
-        .unwrap();
+    let c = check(&v, "tools.rocminfo");
     assert!(c["summary"].as_str().unwrap().contains("NOT loaded"), "{c}");
     let o = rocmenv(&[
         "doctor",
@@ -294,12 +294,7 @@ fn deep_reads_recorded_tool_output_under_sysroot() {
         &fixture("h100-x8-ubuntu2204"),
     ]);
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    let c = v["checks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["id"] == "tools.nvidia-smi")
-        .unwrap();
+    let c = check(&v, "tools.nvidia-smi");
     assert_eq!(c["status"], "pass", "{c}");
     // sysfs has no NVIDIA VRAM size; nvidia-smi's Memory-Usage column (81559MiB per H100) fills it in, by bus id.
     let gpus = v["host"]["gpus"].as_array().unwrap();
@@ -328,23 +323,13 @@ fn live_doctor_exit_code_matches_its_findings() {
     assert_eq!(v["host"]["mode"], "live");
     let fails = v["summary"]["fail"].as_u64().unwrap();
     assert_eq!(o.status.code(), Some(if fails > 0 { 1 } else { 0 }));
-    let present = v["checks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["id"] == "gpu.present")
-        .unwrap();
+    let present = check(&v, "gpu.present");
     let gpus = v["host"]["gpus"].as_array().unwrap().len();
     if gpus == 0 && v["host"]["wsl"] == false {
         assert_eq!(present["status"], "fail");
         assert_eq!(o.status.code(), Some(1));
     }
-    let daemon = v["checks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["id"] == "docker.daemon")
-        .unwrap();
+    let daemon = check(&v, "docker.daemon");
     assert_ne!(daemon["status"], "skip", "live mode asks the daemon");
 }
 
@@ -389,12 +374,7 @@ fn probe_json_matches_its_exit_code() {
         // doctor turns the same answer into its runtime.hip finding.
         let d = rocmenv(&["doctor", "--json"]);
         let d: serde_json::Value = serde_json::from_slice(&d.stdout).unwrap();
-        let c = d["checks"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|c| c["id"] == "runtime.hip")
-            .unwrap();
+        let c = check(&d, "runtime.hip");
         assert!(
             c["summary"].as_str().unwrap().contains("hipErrorNoDevice"),
             "{c}"
