@@ -522,9 +522,7 @@ fn the_cpu_stack_builds_end_to_end_and_runs_torch() {
 #[test]
 fn probe_in_a_hip_image_without_devices_reports_no_device() {
     let Some(d) = daemon("hip-probe") else { return };
-    let df = format!("FROM {BASE}\nRUN apt-get update && apt-get install -y --no-install-recommends libamdhip64-5 && rm -rf /var/lib/apt/lists/*\n");
-    let (r, ev) = build(&d.engine, "test-hip", &df);
-    let image = r.unwrap_or_else(|e| panic!("{e}; {ev:?}")).tag;
+    let image = common::hip_image(&d.engine);
     let o = rocmenv(&["run", "--probe", "--vendor", "cpu", "--image", &image]);
     let text = String::from_utf8_lossy(&o.stdout);
     assert_eq!(

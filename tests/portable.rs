@@ -7,7 +7,7 @@
 #[path = "common/engine.rs"]
 mod common;
 
-use common::{assert_no_leftovers, build, bullseye, daemon, portable_binary, rocmenv, BASE};
+use common::{assert_no_leftovers, bullseye, daemon, portable_binary, rocmenv, BASE};
 use rocmenv::elf::{self, GlibcVersion};
 use std::process::{Command, Output};
 
@@ -144,9 +144,7 @@ fn the_portable_build_loads_hip_inside_an_image() {
     let Some(d) = daemon("portable-hip") else {
         return;
     };
-    let df = format!("FROM {BASE}\nRUN apt-get update && apt-get install -y --no-install-recommends libamdhip64-5 && rm -rf /var/lib/apt/lists/*\n");
-    let (r, ev) = build(&d.engine, "test-hip", &df);
-    let image = r.unwrap_or_else(|e| panic!("{e}; {ev:?}")).tag;
+    let image = common::hip_image(&d.engine);
     let o = Command::new(env!("CARGO_BIN_EXE_rocmenv"))
         .args(["run", "--probe", "--vendor", "cpu", "--image", &image])
         .env("ROCMENV_PROBE_BINARY", &bin)

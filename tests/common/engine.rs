@@ -148,6 +148,14 @@ pub fn python_image(e: &Engine) -> String {
         .clone()
 }
 
+/// An image with Debian's HIP 5.2 runtime (`libamdhip64-5`): without /dev/kfd it answers `hipErrorNoDevice`.
+pub fn hip_image(e: &Engine) -> String {
+    let df = format!("FROM {BASE}\nRUN apt-get update && apt-get install -y --no-install-recommends libamdhip64-5 && rm -rf /var/lib/apt/lists/*\n");
+    let (r, ev) = build(e, "test-hip", &df);
+    r.unwrap_or_else(|err| panic!("hip image: {err}; events: {ev:?}"))
+        .tag
+}
+
 /// Runs the binary with `args`.
 pub fn rocmenv(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_rocmenv"))
