@@ -75,10 +75,10 @@ pub enum Error {
     #[error("container engine: {0}")]
     Engine(String),
     /// SIGINT or SIGTERM arrived during a long operation, which was cancelled and cleaned up.
-    #[error("interrupted by {signal}: {what}")]
+    #[error("interrupted by {}: {what}", signal.name())]
     Interrupted {
-        /// `SIGINT` or `SIGTERM`.
-        signal: &'static str,
+        /// SIGINT or SIGTERM.
+        signal: crate::engine::StopSignal,
         /// What was cancelled and what was cleaned up.
         what: String,
     },
@@ -95,14 +95,7 @@ impl Error {
             | Error::ImageMissing { .. }
             | Error::Engine(_) => EXIT_ENVIRONMENT,
             Error::NoGpu(_) | Error::BuildFailed { .. } => EXIT_FAILED,
-            // What a shell reports for a process ended by the signal: 128 + its number.
-            Error::Interrupted { signal, .. } => {
-                if *signal == "SIGTERM" {
-                    143
-                } else {
-                    130
-                }
-            }
+            Error::Interrupted { signal, .. } => signal.exit_code(),
         }
     }
 }

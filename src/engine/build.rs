@@ -3,6 +3,7 @@
 
 use super::connect::{describe, Engine};
 use super::context::{base_images, BuildContext};
+use super::run::StopSignal;
 use crate::error::Error;
 use bollard::query_parameters::{
     BuildImageOptionsBuilder, CreateImageOptionsBuilder, RemoveContainerOptionsBuilder,
@@ -149,8 +150,8 @@ pub fn build_context(
         // Dropping `work` closes the build's connection, which makes the daemon cancel the build.
         let signal = tokio::select! {
             r = work => return r,
-            _ = sigint.recv() => "SIGINT",
-            _ = sigterm.recv() => "SIGTERM",
+            _ = sigint.recv() => StopSignal::Interrupt,
+            _ = sigterm.recv() => StopSignal::Terminate,
         };
         let mut what = format!("the build of {tag} was cancelled");
         let step_container = running.borrow_mut().take();

@@ -81,13 +81,31 @@ pub enum OutputStream {
     Stderr,
 }
 
-/// The signal that ended a run early.
+/// The signal that ended a run or a build early.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub enum StopSignal {
     /// SIGINT (Ctrl-C).
     Interrupt,
     /// SIGTERM.
     Terminate,
+}
+
+impl StopSignal {
+    /// `SIGINT` or `SIGTERM`.
+    pub fn name(self) -> &'static str {
+        match self {
+            StopSignal::Interrupt => "SIGINT",
+            StopSignal::Terminate => "SIGTERM",
+        }
+    }
+
+    /// What a shell reports for a process the signal ended: 128 + its number.
+    pub fn exit_code(self) -> i32 {
+        match self {
+            StopSignal::Interrupt => 130,
+            StopSignal::Terminate => 143,
+        }
+    }
 }
 
 /// How a run ended.
@@ -115,8 +133,7 @@ impl RunOutcome {
     /// The code `rocmenv run` exits with, like `docker run`: the container's, 124 timeout, 130 SIGINT, 143 SIGTERM.
     pub fn process_exit_code(&self) -> i32 {
         match (self.interrupted, self.timed_out, self.exit_code) {
-            (Some(StopSignal::Interrupt), ..) => 130,
-            (Some(StopSignal::Terminate), ..) => 143,
+            (Some(signal), ..) => signal.exit_code(),
             (None, true, _) => 124,
             (None, false, Some(c)) => c.clamp(0, 255) as i32,
             (None, false, None) => 125,
