@@ -829,8 +829,9 @@ fn probe_tools_output(session: &dyn Session, f: &mut HostFacts) {
         let run = session.run_tool("nvidia-smi", smi_path.as_deref().unwrap_or("nvidia-smi"));
         f.evidence.nvidia_smi = Some(match run {
             ToolRun::Output { text, outcome } => {
-                let (devices, errors) = nvidia_smi_summary(&text);
-                fill_nvidia_vram(f, &text);
+                let table = parse::nvidia_smi::parse_nvidia_smi(&text);
+                let (devices, errors) = nvidia_smi_summary(&text, &table);
+                fill_nvidia_vram(f, &table);
                 ToolEvidence {
                     devices,
                     errors,
@@ -862,12 +863,12 @@ fn rocminfo_error_text(e: &parse::rocminfo::RocmInfoError) -> Option<String> {
 }
 
 /// NVIDIA exposes no VRAM size in sysfs; nvidia-smi's table has it, matched to the GPU by PCI address.
-fn fill_nvidia_vram(f: &mut HostFacts, text: &str) {
-    for row in parse::nvidia_smi::parse_nvidia_smi(text).gpus {
-        let (Some(bus), Some(mib)) = (row.bus_id, row.memory_total_mib) else {
+fn fill_nvidia_vram(f: &mut HostFacts, table: &parse::nvidia_smi::NvidiaSmiSummary) {
+    for row in &table.gpus {
+        let (Some(bus), Some(mib)) = (&row.bus_id, row.memory_total_mib) else {
             continue;
         };
-        let Some(address) = pci_address_of_bus_id(&bus) else {
+        let Some(address) = pci_address_of_bus_id(bus) else {
             continue;
         };
         for g in f.gpus.iter_mut() {
@@ -886,8 +887,11 @@ fn pci_address_of_bus_id(bus: &str) -> Option<String> {
 }
 
 /// GPU names and errors from nvidia-smi's default output.
-fn nvidia_smi_summary(text: &str) -> (Vec<String>, Vec<String>) {
-    use parse::nvidia_smi::{nvidia_smi_error, parse_nvidia_smi, NvidiaSmiError as E};
+fn nvidia_smi_summary(
+    text: &str,
+    table: &parse::nvidia_smi::NvidiaSmiSummary,
+) -> (Vec<String>, Vec<String>) {
+    use parse::nvidia_smi::{nvidia_smi_error, NvidiaSmiError as E};
     let errors = match nvidia_smi_error(text) {
         Some(E::DriverLibraryMismatch { nvml_version }) => vec![format!(
             "NVML driver/library version mismatch{}",
@@ -902,11 +906,7 @@ fn nvidia_smi_summary(text: &str) -> (Vec<String>, Vec<String>) {
         Some(E::Other(t)) => vec![t.chars().take(200).collect()],
         None => vec![],
     };
-    let devices = parse_nvidia_smi(text)
-        .gpus
-        .into_iter()
-        .map(|g| g.name)
-        .collect();
+    let devices = table.gpus.iter().map(|g| g.name.clone()).collect();
     (devices, errors)
 }
 
