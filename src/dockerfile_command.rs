@@ -3,7 +3,6 @@
 use crate::dockerfile::{self, DockerfileRequest, Rendered, Stack};
 use crate::envplan::{self, GpuInput};
 use crate::error::Error;
-use crate::host;
 use crate::matrix::{Matrices, Vendor};
 use std::io::Write;
 use std::path::PathBuf;
@@ -46,7 +45,7 @@ pub struct DockerfileOptions {
 }
 
 fn detect(m: &Matrices, o: &DockerfileOptions) -> Result<(Vec<GpuInput>, Option<String>), Error> {
-    let facts = host::read(o.sysroot.as_deref(), m)?;
+    let facts = crate::inventory::read(o.sysroot.as_deref(), m)?;
     Ok((
         envplan::inputs_from_host(&facts),
         facts.nvidia_driver.map(|d| d.version),

@@ -36,7 +36,7 @@ pub fn build_report(opts: &DoctorOptions) -> Result<DoctorReport, Error> {
         opts.sysroot.as_deref(),
         opts.tool_timeout.unwrap_or(Duration::from_secs(10)),
     )?;
-    let facts = host::probe(
+    let facts = crate::inventory::probe(
         &root,
         session.as_ref(),
         &matrices,

@@ -2,7 +2,6 @@
 
 use crate::envplan::{self, GpuInput};
 use crate::error::Error;
-use crate::host;
 use crate::matrix::{Matrices, RocmRelease};
 use crate::report::{render_env, EnvFormat};
 use std::io::Write;
@@ -43,7 +42,7 @@ pub fn host_inputs(
     m: &Matrices,
     sysroot: Option<&std::path::Path>,
 ) -> Result<Vec<GpuInput>, Error> {
-    let facts = host::read(sysroot, m)?;
+    let facts = crate::inventory::read(sysroot, m)?;
     Ok(envplan::inputs_from_host(&facts))
 }
 

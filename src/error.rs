@@ -11,6 +11,41 @@ pub const EXIT_FAILED: i32 = 1;
 pub const EXIT_USAGE: i32 = 2;
 /// Exit code: the environment could not be used (daemon unreachable, timeout).
 pub const EXIT_ENVIRONMENT: i32 = 3;
+/// Exit code of `rocmenv run` (like `timeout(1)`): the container outlived `--timeout` and was killed.
+pub const EXIT_TIMEOUT: i32 = 124;
+/// Exit code of `rocmenv run` (like `docker run`): rocmenv itself failed before or around the container.
+pub const EXIT_RUN_FAILED: i32 = 125;
+/// Exit code after SIGINT (Ctrl-C): 128 + 2.
+pub const EXIT_SIGINT: i32 = 130;
+/// Exit code after SIGTERM: 128 + 15.
+pub const EXIT_SIGTERM: i32 = 143;
+
+/// The signal that ended a run or a build early.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub enum StopSignal {
+    /// SIGINT (Ctrl-C).
+    Interrupt,
+    /// SIGTERM.
+    Terminate,
+}
+
+impl StopSignal {
+    /// `SIGINT` or `SIGTERM`.
+    pub fn name(self) -> &'static str {
+        match self {
+            StopSignal::Interrupt => "SIGINT",
+            StopSignal::Terminate => "SIGTERM",
+        }
+    }
+
+    /// What a shell reports for a process the signal ended: 128 + its number.
+    pub fn exit_code(self) -> i32 {
+        match self {
+            StopSignal::Interrupt => EXIT_SIGINT,
+            StopSignal::Terminate => EXIT_SIGTERM,
+        }
+    }
+}
 
 /// An error that ends a command.
 #[derive(Debug, thiserror::Error)]
@@ -35,6 +70,14 @@ pub enum Error {
         flag: String,
         /// What is wrong, and what would be valid.
         message: String,
+    },
+    /// A string that must be an image reference is not one.
+    #[error("`{reference}` is not an image reference: it {why}")]
+    Reference {
+        /// The string given.
+        reference: String,
+        /// What is wrong with it.
+        why: crate::image_ref::RefError,
     },
     /// Writing the report failed (a closed pipe is not an error).
     #[error("cannot write the report: {0}")]
@@ -78,7 +121,7 @@ pub enum Error {
     #[error("interrupted by {}: {what}", signal.name())]
     Interrupted {
         /// SIGINT or SIGTERM.
-        signal: crate::engine::StopSignal,
+        signal: StopSignal,
         /// What was cancelled and what was cleaned up.
         what: String,
     },
@@ -88,7 +131,10 @@ impl Error {
     /// The exit code this error ends the process with.
     pub fn exit_code(&self) -> i32 {
         match self {
-            Error::Matrix(_) | Error::Sysroot { .. } | Error::Usage { .. } => EXIT_USAGE,
+            Error::Matrix(_)
+            | Error::Sysroot { .. }
+            | Error::Usage { .. }
+            | Error::Reference { .. } => EXIT_USAGE,
             Error::Output(_)
             | Error::Environment(_)
             | Error::DaemonUnreachable { .. }

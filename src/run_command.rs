@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 /// `rocmenv run`'s code for its own failures, as `docker run` uses it.
-pub const EXIT_RUN_FAILED: i32 = 125;
+pub use crate::error::EXIT_RUN_FAILED;
 
 /// Options of `rocmenv run`, parsed.
 #[derive(Debug, Clone)]
@@ -141,7 +141,7 @@ pub fn plan_run(
     } = parse_flags(o)?;
     let m = Matrices::load(o.matrices.as_deref())?;
     let (root, session) = host::open(o.sysroot.as_deref(), Duration::from_secs(10))?;
-    let facts = host::probe(&root, session.as_ref(), &m, &ProbeOptions::default());
+    let facts = crate::inventory::probe(&root, session.as_ref(), &m, &ProbeOptions::default());
     let vendor = o.vendor.unwrap_or_else(|| DeviceVendor::detect(&facts));
     let mut env: Vec<(String, String)> = Vec::new();
     if let Some(v) = vendor.gpu_vendor() {

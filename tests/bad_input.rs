@@ -238,7 +238,11 @@ fn a_recorded_tool_path_cannot_leave_the_tree() {
     })
     .unwrap();
     let e = r.facts.evidence.rocminfo.as_ref().unwrap();
-    assert!(e.outcome.contains("leaves .rocmenv"), "{}", e.outcome);
+    assert!(
+        e.outcome.to_string().contains("leaves .rocmenv"),
+        "{}",
+        e.outcome
+    );
 }
 
 #[test]

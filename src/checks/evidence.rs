@@ -22,13 +22,13 @@ fn rocminfo(cx: &Context) -> Finding {
             "rocminfo is not installed and there is no AMD GPU",
         );
     };
-    if e.outcome.starts_with("timed out") {
+    if e.outcome.timed_out() {
         return Finding::new(ID, AREA, Status::Fail, format!("rocminfo {}", e.outcome))
             .detail("a hanging rocminfo usually means a wedged driver or a GPU stuck in reset")
             .fix("check `sudo dmesg | grep -i amdgpu`; a reboot clears a wedged GPU");
     }
-    if !e.outcome.starts_with("exit") && e.outcome != "recorded" {
-        return Finding::new(ID, AREA, Status::Skip, e.outcome.clone());
+    if !e.outcome.has_output() {
+        return Finding::new(ID, AREA, Status::Skip, e.outcome.to_string());
     }
     compare(ID, "rocminfo", e, cx.facts.amd_gpus().count(), rocminfo_fix)
 }
@@ -38,12 +38,12 @@ fn rocm_smi(cx: &Context) -> Finding {
     let Some(e) = &cx.facts.evidence.rocm_smi else {
         return Finding::new(ID, AREA, Status::Skip, "rocm-smi is not installed");
     };
-    if e.outcome.starts_with("timed out") {
+    if e.outcome.timed_out() {
         return Finding::new(ID, AREA, Status::Fail, format!("rocm-smi {}", e.outcome))
             .fix("check `sudo dmesg | grep -i amdgpu`; a reboot clears a wedged GPU");
     }
-    if !e.outcome.starts_with("exit") && e.outcome != "recorded" {
-        return Finding::new(ID, AREA, Status::Skip, e.outcome.clone());
+    if !e.outcome.has_output() {
+        return Finding::new(ID, AREA, Status::Skip, e.outcome.to_string());
     }
     compare(ID, "rocm-smi", e, cx.facts.amd_gpus().count(), |_| {
         "run rocm-smi by hand and read its first error; check that amdgpu is loaded"
@@ -120,11 +120,11 @@ fn nvidia_smi(cx: &Context) -> Finding {
             "nvidia-smi is not installed and there is no NVIDIA GPU",
         );
     };
-    if e.outcome.starts_with("timed out") {
+    if e.outcome.timed_out() {
         return Finding::new(ID, AREA, Status::Fail, format!("nvidia-smi {}", e.outcome)).fix("check `sudo dmesg | grep -i -e nvrm -e xid`; a GPU that fell off the bus needs a reboot");
     }
-    if !e.outcome.starts_with("exit") && e.outcome != "recorded" {
-        return Finding::new(ID, AREA, Status::Skip, e.outcome.clone());
+    if !e.outcome.has_output() {
+        return Finding::new(ID, AREA, Status::Skip, e.outcome.to_string());
     }
     compare(
         ID,

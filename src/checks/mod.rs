@@ -80,31 +80,7 @@ impl Finding {
     }
 }
 
-/// Docker as the live check saw it.
-#[derive(Debug, Clone, Serialize)]
-pub struct DockerStatus {
-    /// The endpoint tried (`unix:///var/run/docker.sock`).
-    pub endpoint: String,
-    /// What the daemon said, or why it could not be asked.
-    pub result: Result<DockerInfo, String>,
-}
-
-/// What the daemon's `/version` and `/info` say.
-#[derive(Debug, Clone, Serialize)]
-pub struct DockerInfo {
-    /// `Docker` or `Podman`: Podman answers the same API with its own version numbers.
-    pub product: String,
-    /// Engine version.
-    pub version: String,
-    /// API version.
-    pub api_version: String,
-    /// Configured runtimes.
-    pub runtimes: Vec<String>,
-    /// The default runtime.
-    pub default_runtime: Option<String>,
-    /// CDI spec directories (API ≥ 1.46).
-    pub cdi_spec_dirs: Vec<String>,
-}
+pub use crate::engine::{DockerInfo, DockerStatus};
 
 /// What every check sees.
 pub struct Context<'a> {

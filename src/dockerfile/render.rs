@@ -4,7 +4,7 @@ use super::request::{DockerfileRequest, Stack};
 use super::select::{select_base, BaseImage};
 use crate::error::Error;
 use crate::matrix::Matrices;
-use crate::validate;
+use crate::sanitize;
 use include_dir::{include_dir, Dir};
 use minijinja::value::Serde;
 use minijinja::{Environment, UndefinedBehavior};
@@ -89,17 +89,17 @@ fn onnxruntime_for(stack: Stack) -> Onnx {
 /// Checks every user value before any of it reaches a template.
 fn validate_request(req: &DockerfileRequest) -> Result<(), Error> {
     for p in &req.pip {
-        validate::pip_requirement("--pip", p)?;
+        sanitize::pip_requirement("--pip", p)?;
     }
     for a in &req.apt {
-        validate::apt_package("--apt", a)?;
+        sanitize::apt_package("--apt", a)?;
     }
     for (name, value) in &req.env {
-        validate::env_name("--env", name)?;
-        validate::env_value("--env", value)?;
+        sanitize::env_name("--env", name)?;
+        sanitize::env_value("--env", value)?;
     }
     if let Some(s) = &req.source {
-        validate::label_value("--source", s)?;
+        sanitize::label_value("--source", s)?;
     }
     let rocm_flags = [
         ("--rocm", &req.rocm),
@@ -198,7 +198,7 @@ fn labels(
     }
     for value in l.values() {
         // Matrix text can come from `--matrices DIR`, so it is checked like any user value.
-        validate::label_value("--matrices", value)?;
+        sanitize::label_value("--matrices", value)?;
     }
     Ok(l)
 }

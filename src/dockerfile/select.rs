@@ -5,7 +5,7 @@ use super::select_ngc::select_ngc;
 use super::select_rocm::select_rocm;
 use crate::error::Error;
 use crate::matrix::Matrices;
-use crate::validate;
+use crate::sanitize;
 
 /// The cpu stack's default base: Debian 12, whose `python3-torch` needs no GPU and no extra registry.
 pub const CPU_DEFAULT_BASE: &str = "debian:bookworm-slim";
@@ -66,7 +66,7 @@ pub(super) fn pinned(
         Some(d) => format!("{repository}:{tag}@{d}"),
         None => format!("{repository}:{tag}"),
     };
-    validate::image_reference("--matrices", &reference)?;
+    sanitize::image_reference("--matrices", &reference)?;
     Ok((reference, digest))
 }
 
@@ -85,7 +85,7 @@ fn select_cpu(req: &DockerfileRequest) -> Result<BaseImage, Error> {
             notes: Vec::new(),
         });
     };
-    validate::image_reference("--base", base)?;
+    sanitize::image_reference("--base", base)?;
     let (name, digest) = match base.split_once('@') {
         Some((n, d)) => (n, Some(d.to_string())),
         None => (base.as_str(), None),

@@ -3,24 +3,22 @@
 
 use super::connect::{describe, Engine};
 use super::context::{base_images, BuildContext};
-use super::run::StopSignal;
+use super::image::ensure_image;
+use super::signals::StopSignals;
 use crate::error::Error;
+use crate::image_ref::ImageRef;
 use bollard::query_parameters::{
-    BuildImageOptionsBuilder, CreateImageOptionsBuilder, RemoveContainerOptionsBuilder,
-    TagImageOptionsBuilder,
+    BuildImageOptionsBuilder, RemoveContainerOptionsBuilder, TagImageOptionsBuilder,
 };
 use futures_util::StreamExt;
 use serde::Serialize;
 use std::cell::RefCell;
 use std::collections::{HashMap, VecDeque};
 use std::path::PathBuf;
-use std::time::{Duration, Instant};
-use tokio::signal::unix::{signal, SignalKind};
+use std::time::Instant;
 
 /// How many lines of a failing step's output the error keeps.
 const TAIL_LINES: usize = 20;
-/// How long a pull of a missing base image may take before it counts as impossible.
-const PULL_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// What a build reports while it runs.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -130,10 +128,13 @@ pub fn build_context(
             outcome.image_id = d.inspect_image(&tag).await.ok().and_then(|i| i.id).or(said);
         }
         for t in tags {
-            let (repo, version) = split_tag(t);
+            let target = ImageRef::parse(t).map_err(|why| Error::Reference {
+                reference: t.clone(),
+                why,
+            })?;
             let opts = TagImageOptionsBuilder::new()
-                .repo(repo)
-                .tag(version)
+                .repo(&target.repository())
+                .tag(target.tag.as_deref().unwrap_or("latest"))
                 .build();
             d.tag_image(&tag, Some(opts))
                 .await
@@ -143,15 +144,11 @@ pub fn build_context(
         Ok::<(), Error>(())
     };
     engine.rt.block_on(async {
-        let mut sigint =
-            signal(SignalKind::interrupt()).map_err(|e| Error::Engine(e.to_string()))?;
-        let mut sigterm =
-            signal(SignalKind::terminate()).map_err(|e| Error::Engine(e.to_string()))?;
+        let mut signals = StopSignals::install()?;
         // Dropping `work` closes the build's connection, which makes the daemon cancel the build.
         let signal = tokio::select! {
             r = work => return r,
-            _ = sigint.recv() => StopSignal::Interrupt,
-            _ = sigterm.recv() => StopSignal::Terminate,
+            s = signals.recv() => s,
         };
         let mut what = format!("the build of {tag} was cancelled");
         let step_container = running.borrow_mut().take();
@@ -183,71 +180,6 @@ pub fn build_context(
     })?;
     outcome.seconds = start.elapsed().as_secs_f64();
     Ok(outcome)
-}
-
-/// `repo:tag` → (`repo`, `tag`); a colon inside a registry host (`host:5000/x`) is not a tag.
-fn split_tag(t: &str) -> (&str, &str) {
-    match t.rsplit_once(':') {
-        Some((repo, tag)) if !tag.contains('/') => (repo, tag),
-        _ => (t, "latest"),
-    }
-}
-
-/// Makes sure `image` is in the daemon's store, pulling it if it can; without a registry, says how to provide it.
-pub(crate) async fn ensure_image(
-    engine: &Engine,
-    image: &str,
-    on_event: &mut dyn FnMut(BuildEvent),
-) -> Result<(), Error> {
-    let d = &engine.docker;
-    match d.inspect_image(image).await {
-        Ok(_) => return Ok(()),
-        Err(bollard::errors::Error::DockerResponseServerError {
-            status_code: 404, ..
-        }) => {}
-        Err(e) => {
-            return Err(Error::Engine(format!(
-                "cannot inspect {image}: {}",
-                describe(&e)
-            )))
-        }
-    }
-    on_event(BuildEvent::Pulling {
-        image: image.to_string(),
-    });
-    let (repo, version) = split_tag(image);
-    let opts = CreateImageOptionsBuilder::new()
-        .from_image(repo)
-        .tag(version)
-        .build();
-    let pull = async {
-        let mut s = d.create_image(Some(opts), None, None);
-        while let Some(item) = s.next().await {
-            let info = item.map_err(|e| describe(&e))?;
-            if let Some(status) = info.status {
-                let p = info.progress_detail.unwrap_or_default();
-                on_event(BuildEvent::Progress {
-                    id: info.id.unwrap_or_default(),
-                    status,
-                    current: p.current.map(|c| c.max(0) as u64),
-                    total: p.total.map(|t| t.max(0) as u64),
-                });
-            }
-        }
-        Ok::<(), String>(())
-    };
-    let why = match tokio::time::timeout(PULL_TIMEOUT, pull).await {
-        Ok(Ok(())) => return Ok(()),
-        Ok(Err(why)) => why,
-        Err(_) => format!(
-            "no answer from the registry within {} s",
-            PULL_TIMEOUT.as_secs()
-        ),
-    };
-    Err(Error::ImageMissing {
-        image: image.to_string(),
-        why,
-    })
 }
 
 /// Drops terminal escapes (the classic builder colours a step's stderr red).
@@ -422,15 +354,5 @@ mod tests {
         ));
         assert!(is_builder_noise("--> 86addcb6f9f"));
         assert!(!is_builder_noise("about-to-fail"));
-    }
-
-    #[test]
-    fn tags_split_at_the_last_colon_outside_the_host() {
-        assert_eq!(split_tag("me/img:1.0"), ("me/img", "1.0"));
-        assert_eq!(
-            split_tag("registry:5000/img"),
-            ("registry:5000/img", "latest")
-        );
-        assert_eq!(split_tag("img"), ("img", "latest"));
     }
 }

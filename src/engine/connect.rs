@@ -1,8 +1,8 @@
 //! Finding and connecting to a Docker-compatible daemon (Docker or Podman), with the API version negotiated down.
 
-use crate::checks::{DockerInfo, DockerStatus};
 use crate::error::Error;
 use bollard::Docker;
+use serde::Serialize;
 use std::path::Path;
 use std::time::Duration;
 
@@ -234,4 +234,30 @@ mod tests {
     fn nothing_exists_means_docker_default() {
         assert_eq!(resolve_endpoint(None, None, &|_| false), DEFAULT_SOCKET);
     }
+}
+
+/// Docker as the live check saw it.
+#[derive(Debug, Clone, Serialize)]
+pub struct DockerStatus {
+    /// The endpoint tried (`unix:///var/run/docker.sock`).
+    pub endpoint: String,
+    /// What the daemon said, or why it could not be asked.
+    pub result: Result<DockerInfo, String>,
+}
+
+/// What the daemon's `/version` and `/info` say.
+#[derive(Debug, Clone, Serialize)]
+pub struct DockerInfo {
+    /// `Docker` or `Podman`: Podman answers the same API with its own version numbers.
+    pub product: String,
+    /// Engine version.
+    pub version: String,
+    /// API version.
+    pub api_version: String,
+    /// Configured runtimes.
+    pub runtimes: Vec<String>,
+    /// The default runtime.
+    pub default_runtime: Option<String>,
+    /// CDI spec directories (API ≥ 1.46).
+    pub cdi_spec_dirs: Vec<String>,
 }

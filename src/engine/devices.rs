@@ -1,7 +1,7 @@
 //! Which host devices a container gets, per vendor: a pure function of the host facts, unit-tested on captured hosts.
 
 use crate::host::{Gpu, HostFacts};
-use crate::matrix::Vendor;
+use crate::vendor::Vendor;
 use serde::Serialize;
 
 /// Whose GPUs a container uses; `Cpu` maps no device.
@@ -208,7 +208,7 @@ pub fn device_map(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::host::{self, HostRoot, ProbeOptions, RecordedSession};
+    use crate::host::{HostRoot, ProbeOptions, RecordedSession};
     use crate::matrix::Matrices;
 
     fn fixture(name: &str) -> (HostFacts, String) {
@@ -218,7 +218,7 @@ mod tests {
         let root = HostRoot::sysroot(&dir).unwrap();
         let session = RecordedSession::open(&root);
         let m = Matrices::load(None).unwrap();
-        let facts = host::probe(&root, &session, &m, &ProbeOptions::default());
+        let facts = crate::inventory::probe(&root, &session, &m, &ProbeOptions::default());
         (facts, root.read_text("/etc/group").unwrap_or_default())
     }
 

@@ -7,17 +7,21 @@ mod context;
 mod devices;
 mod dockerignore;
 mod gc;
+mod image;
 mod print;
 mod run;
+mod signals;
 
 pub use build::{build_context, build_files, content_tag, BuildEvent, BuildOutcome};
-pub use connect::{docker_status, endpoint_from_env, resolve_endpoint, Engine, DEFAULT_SOCKET};
+pub use connect::{
+    docker_status, endpoint_from_env, resolve_endpoint, DockerInfo, DockerStatus, Engine,
+    DEFAULT_SOCKET,
+};
 pub use context::{base_images, BuildContext};
 pub use devices::{device_map, shm_size, video_render_gids, DeviceMap, DeviceVendor, GpuRequest};
 pub use dockerignore::DockerIgnore;
 pub use gc::Leftover;
 pub use print::docker_run_line;
 pub use run::{
-    new_run_id, Mount, OutputStream, RunOutcome, RunSpec, StopSignal, Upload, MANAGED_LABEL,
-    RUN_ID_LABEL,
+    new_run_id, Mount, OutputStream, RunOutcome, RunSpec, Upload, MANAGED_LABEL, RUN_ID_LABEL,
 };

@@ -1,17 +1,13 @@
 //! The `docker run` line equivalent to a `RunSpec`, for `rocmenv run --print` (people paste it into scripts).
 
 use super::run::RunSpec;
-use crate::report::sh_quote;
 
-/// Quotes a word only when the shell would otherwise change it.
+/// Quotes a word only when the shell would otherwise change it. A NUL cannot reach a shell line (the values are
+/// checked before a run is planned), so it is shown escaped rather than refused here.
 fn word(w: &str) -> String {
-    let safe = !w.is_empty()
-        && w.bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"_./:=,@%+-".contains(&b));
-    if safe {
-        w.to_string()
-    } else {
-        sh_quote(w)
+    match shlex::try_quote(w) {
+        Ok(q) => q.into_owned(),
+        Err(_) => format!("'{}'", w.escape_default()),
     }
 }
 
@@ -44,7 +40,7 @@ pub fn docker_run_line(spec: &RunSpec) -> String {
             // The inner double quotes keep docker from splitting a list of ids at the comma.
             a.push(format!(
                 "--gpus={}",
-                sh_quote(&format!("\"device={}\"", r.device_ids.join(",")))
+                word(&format!("\"device={}\"", r.device_ids.join(",")))
             ));
         }
     }
@@ -104,7 +100,7 @@ mod tests {
         assert_eq!(
             docker_run_line(&spec(m)),
             "docker run --rm --device=/dev/kfd --device=/dev/dri/renderD128 --group-add=44 --group-add=110 \
-             --security-opt=seccomp=unconfined --ipc=host -e HSA_OVERRIDE_GFX_VERSION=10.3.0 rocm/pytorch:latest \
+             --security-opt='seccomp=unconfined' --ipc=host -e 'HSA_OVERRIDE_GFX_VERSION=10.3.0' rocm/pytorch:latest \
              python3 -c 'import torch; print(torch.cuda.is_available())'"
         );
     }
@@ -132,6 +128,6 @@ mod tests {
             device_ids: vec!["nvidia.com/gpu=all".into()],
             capabilities: vec![],
         });
-        assert!(docker_run_line(&spec(m)).contains("--device=nvidia.com/gpu=all"));
+        assert!(docker_run_line(&spec(m)).contains("--device='nvidia.com/gpu=all'"));
     }
 }

@@ -1,10 +1,11 @@
 //! Running one container: create with the vendor's devices, stream logs, enforce the timeout, catch SIGINT/SIGTERM,
 //! read back the exit code, OOM state and a result file, and remove the container on every path.
 
-use super::build::ensure_image;
 use super::connect::{describe, Engine};
 use super::devices::DeviceMap;
-use crate::error::Error;
+use super::image::ensure_image;
+use super::signals::StopSignals;
+use crate::error::{Error, StopSignal, EXIT_RUN_FAILED, EXIT_TIMEOUT};
 use bollard::models::{ContainerCreateBody, DeviceMapping, DeviceRequest, HostConfig};
 use bollard::query_parameters::{
     CreateContainerOptionsBuilder, DownloadFromContainerOptionsBuilder,
@@ -15,7 +16,6 @@ use futures_util::StreamExt;
 use serde::Serialize;
 use std::collections::HashMap;
 use std::time::Duration;
-use tokio::signal::unix::{signal, SignalKind};
 
 /// The label every container rocmenv creates carries; `rocmenv gc` removes what a crash left behind.
 pub const MANAGED_LABEL: &str = "rocmenv.managed";
@@ -81,33 +81,6 @@ pub enum OutputStream {
     Stderr,
 }
 
-/// The signal that ended a run or a build early.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub enum StopSignal {
-    /// SIGINT (Ctrl-C).
-    Interrupt,
-    /// SIGTERM.
-    Terminate,
-}
-
-impl StopSignal {
-    /// `SIGINT` or `SIGTERM`.
-    pub fn name(self) -> &'static str {
-        match self {
-            StopSignal::Interrupt => "SIGINT",
-            StopSignal::Terminate => "SIGTERM",
-        }
-    }
-
-    /// What a shell reports for a process the signal ended: 128 + its number.
-    pub fn exit_code(self) -> i32 {
-        match self {
-            StopSignal::Interrupt => 130,
-            StopSignal::Terminate => 143,
-        }
-    }
-}
-
 /// How a run ended.
 #[derive(Debug, Clone, Serialize)]
 pub struct RunOutcome {
@@ -134,9 +107,9 @@ impl RunOutcome {
     pub fn process_exit_code(&self) -> i32 {
         match (self.interrupted, self.timed_out, self.exit_code) {
             (Some(signal), ..) => signal.exit_code(),
-            (None, true, _) => 124,
+            (None, true, _) => EXIT_TIMEOUT,
             (None, false, Some(c)) => c.clamp(0, 255) as i32,
-            (None, false, None) => 125,
+            (None, false, None) => EXIT_RUN_FAILED,
         }
     }
 }
@@ -204,14 +177,9 @@ impl Engine {
     ) -> Result<RunOutcome, Error> {
         self.rt.block_on(async {
             // Installed before the container exists, so a Ctrl-C during create is not lost.
-            let mut sigint =
-                signal(SignalKind::interrupt()).map_err(|e| Error::Engine(e.to_string()))?;
-            let mut sigterm =
-                signal(SignalKind::terminate()).map_err(|e| Error::Engine(e.to_string()))?;
+            let mut signals = StopSignals::install()?;
             let id = self.create(spec).await?;
-            let res = self
-                .drive(&id, spec, on_output, &mut sigint, &mut sigterm)
-                .await;
+            let res = self.drive(&id, spec, on_output, &mut signals).await;
             let opts = RemoveContainerOptionsBuilder::new()
                 .force(true)
                 .v(true)
@@ -267,8 +235,7 @@ impl Engine {
         id: &str,
         spec: &RunSpec,
         on_output: &mut dyn FnMut(OutputStream, &[u8]),
-        sigint: &mut tokio::signal::unix::Signal,
-        sigterm: &mut tokio::signal::unix::Signal,
+        signals: &mut StopSignals,
     ) -> Result<RunOutcome, Error> {
         let d = &self.docker;
         let mut out = RunOutcome {
@@ -328,8 +295,7 @@ impl Engine {
             tokio::select! {
                 _ = follow => {}
                 _ = deadline => out.timed_out = true,
-                _ = sigint.recv() => out.interrupted = Some(StopSignal::Interrupt),
-                _ = sigterm.recv() => out.interrupted = Some(StopSignal::Terminate),
+                s = signals.recv() => out.interrupted = Some(s),
             }
         }
         if out.interrupted.is_some() {

@@ -1,6 +1,6 @@
 //! `HostFacts`: what the probe learned about a host. Fields that could not be read are `None`, with a reason in `unavailable`.
 
-use crate::matrix::Vendor;
+use crate::vendor::Vendor;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -291,8 +291,65 @@ pub struct ToolEvidence {
     pub devices: Vec<String>,
     /// Errors it printed, in rocmenv's words.
     pub errors: Vec<String>,
-    /// How it ended: `exit 0`, `timed out after 10 s`, `recorded`.
-    pub outcome: String,
+    /// How it ended (shown as `exit 0`, `timed out after 10 s`, `recorded`, or why it was not run).
+    pub outcome: ToolOutcome,
+}
+
+/// How running an external tool ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ToolOutcome {
+    /// It exited with this code.
+    Exited(i32),
+    /// A signal ended it.
+    Signalled,
+    /// It ran past the timeout and was killed.
+    TimedOut {
+        /// The timeout, in seconds.
+        seconds: u64,
+    },
+    /// Waiting for it failed.
+    WaitFailed(String),
+    /// Its output was recorded in the host tree (`--sysroot`), not run.
+    Recorded,
+    /// It was not run, and why.
+    NotRun(String),
+}
+
+impl ToolOutcome {
+    /// True when its output is worth reading: it exited (with any code) or was recorded.
+    pub fn has_output(&self) -> bool {
+        matches!(self, ToolOutcome::Exited(_) | ToolOutcome::Recorded)
+    }
+
+    /// True when it exited 0 or was recorded.
+    pub fn succeeded(&self) -> bool {
+        matches!(self, ToolOutcome::Exited(0) | ToolOutcome::Recorded)
+    }
+
+    /// True when it was killed for running past the timeout.
+    pub fn timed_out(&self) -> bool {
+        matches!(self, ToolOutcome::TimedOut { .. })
+    }
+}
+
+impl std::fmt::Display for ToolOutcome {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ToolOutcome::Exited(c) => write!(f, "exit {c}"),
+            ToolOutcome::Signalled => f.write_str("killed by a signal"),
+            ToolOutcome::TimedOut { seconds } => write!(f, "timed out after {seconds} s"),
+            ToolOutcome::WaitFailed(e) => write!(f, "could not be waited for: {e}"),
+            ToolOutcome::Recorded => f.write_str("recorded"),
+            ToolOutcome::NotRun(why) => f.write_str(why),
+        }
+    }
+}
+
+/// The JSON report keeps the outcome as the one string it always was.
+impl Serialize for ToolOutcome {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
 }
 
 impl HostFacts {

@@ -28,12 +28,3 @@ pub fn open(
     };
     Ok((root, session))
 }
-
-/// Opens and probes a host without running external tools (what `env`, `dockerfile` and `run` need).
-pub fn read(
-    sysroot: Option<&std::path::Path>,
-    m: &crate::matrix::Matrices,
-) -> Result<HostFacts, crate::error::Error> {
-    let (root, session) = open(sysroot, std::time::Duration::from_secs(10))?;
-    Ok(probe(&root, session.as_ref(), m, &ProbeOptions::default()))
-}

@@ -4,8 +4,8 @@ use super::facts::*;
 use super::root::HostRoot;
 use super::session::{Session, ToolRun};
 use crate::gfx::GfxTarget;
-use crate::matrix::{Matrices, Vendor};
 use crate::parse;
+use crate::vendor::Vendor;
 use std::collections::BTreeMap;
 
 /// How far the probe goes.
@@ -45,13 +45,8 @@ pub const GPU_ENV: [&str; 12] = [
 
 const DEFAULT_PATH: &str = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 
-/// Probes the host.
-pub fn probe(
-    root: &HostRoot,
-    session: &dyn Session,
-    m: &Matrices,
-    opts: &ProbeOptions,
-) -> HostFacts {
+/// Probes the host: facts only. Names and targets that come from the matrices are added by `inventory`.
+pub fn probe(root: &HostRoot, session: &dyn Session, opts: &ProbeOptions) -> HostFacts {
     let mut f = HostFacts {
         mode: if root.is_live() {
             "live".into()
@@ -66,7 +61,6 @@ pub fn probe(
     probe_pci(root, &mut f);
     probe_kfd(root, &mut f);
     probe_drm(root, &mut f);
-    enrich_gpus(m, &mut f);
     probe_amdgpu(root, &mut f);
     probe_nvidia(root, &mut f);
     probe_rocm(root, &mut f);
@@ -344,31 +338,6 @@ fn probe_drm(root: &HostRoot, f: &mut HostFacts) {
             .find(|g| g.pci_address == bdf && g.render_node.is_none())
         {
             g.render_node = Some(format!("/dev/dri/{name}"));
-        }
-    }
-}
-
-fn enrich_gpus(m: &Matrices, f: &mut HostFacts) {
-    for g in &mut f.gpus {
-        let Some(model) = m.gpu_by_pci(g.vendor, &g.device_id) else {
-            continue;
-        };
-        g.name = Some(model.name.clone());
-        match g.vendor {
-            Vendor::Nvidia => g.compute_capability = model.compute_capability.clone(),
-            Vendor::Amd => {
-                // The gfx of a card with no KFD node (driver not loaded) comes from its PCI id, marked as such.
-                if g.kfd_node.is_none() && g.gfx.is_none() {
-                    g.gfx = model.gfx.map(|t| t.to_string());
-                    g.gfx_source = g.gfx.as_ref().map(|_| "pci-id".to_string());
-                }
-                if g.integrated.is_none() {
-                    g.integrated = Some(model.integrated);
-                }
-                if model.integrated {
-                    g.integrated = Some(true);
-                }
-            }
         }
     }
 }
@@ -761,7 +730,7 @@ fn probe_tools_output(session: &dyn Session, f: &mut HostFacts) {
     let path_of = |f: &HostFacts, t: &str| f.tools.get(t).cloned().flatten();
     let rocminfo_path = path_of(f, "rocminfo");
     if rocminfo_path.is_some() || f.amd_gpus().next().is_some() {
-        let run = session.run_tool("rocminfo", rocminfo_path.as_deref().unwrap_or("rocminfo"));
+        let run = session.run_tool("rocminfo", rocminfo_path.as_deref());
         f.evidence.rocminfo = Some(match run {
             ToolRun::Output { text, outcome } => {
                 let r = parse::rocminfo::parse_rocminfo(&text);
@@ -784,26 +753,25 @@ fn probe_tools_output(session: &dyn Session, f: &mut HostFacts) {
             ToolRun::NotRun(why) => ToolEvidence {
                 devices: vec![],
                 errors: vec![],
-                outcome: why,
+                outcome: ToolOutcome::NotRun(why),
             },
         });
     }
     if let Some(path) = path_of(f, "rocm-smi") {
-        f.evidence.rocm_smi = Some(match session.run_tool("rocm-smi", &path) {
+        f.evidence.rocm_smi = Some(match session.run_tool("rocm-smi", Some(&path)) {
             ToolRun::Output { text, outcome } => {
                 let rows = parse::rocm_smi::parse_rocm_smi_concise(&text);
-                let errors =
-                    if rows.is_empty() && !outcome.starts_with("exit 0") && outcome != "recorded" {
-                        vec![text
-                            .lines()
-                            .find(|l| !l.trim().is_empty())
-                            .unwrap_or("no output")
-                            .chars()
-                            .take(200)
-                            .collect()]
-                    } else {
-                        vec![]
-                    };
+                let errors = if rows.is_empty() && !outcome.succeeded() {
+                    vec![text
+                        .lines()
+                        .find(|l| !l.trim().is_empty())
+                        .unwrap_or("no output")
+                        .chars()
+                        .take(200)
+                        .collect()]
+                } else {
+                    vec![]
+                };
                 ToolEvidence {
                     devices: rows
                         .iter()
@@ -820,13 +788,13 @@ fn probe_tools_output(session: &dyn Session, f: &mut HostFacts) {
             ToolRun::NotRun(why) => ToolEvidence {
                 devices: vec![],
                 errors: vec![],
-                outcome: why,
+                outcome: ToolOutcome::NotRun(why),
             },
         });
     }
     let smi_path = path_of(f, "nvidia-smi");
     if smi_path.is_some() || f.nvidia_gpus().next().is_some() {
-        let run = session.run_tool("nvidia-smi", smi_path.as_deref().unwrap_or("nvidia-smi"));
+        let run = session.run_tool("nvidia-smi", smi_path.as_deref());
         f.evidence.nvidia_smi = Some(match run {
             ToolRun::Output { text, outcome } => {
                 let table = parse::nvidia_smi::parse_nvidia_smi(&text);
@@ -841,7 +809,7 @@ fn probe_tools_output(session: &dyn Session, f: &mut HostFacts) {
             ToolRun::NotRun(why) => ToolEvidence {
                 devices: vec![],
                 errors: vec![],
-                outcome: why,
+                outcome: ToolOutcome::NotRun(why),
             },
         });
     }

@@ -1,6 +1,7 @@
 //! Facts no file shows — who runs rocmenv, its environment, device-node owners, tool output —
 //! behind one trait with a live and a recorded implementation.
 
+use super::facts::ToolOutcome;
 use super::root::HostRoot;
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -39,7 +40,7 @@ pub enum ToolRun {
         /// The text.
         text: String,
         /// How it ended.
-        outcome: String,
+        outcome: ToolOutcome,
     },
     /// It could not be run, and why.
     NotRun(String),
@@ -53,8 +54,9 @@ pub trait Session {
     fn env(&self) -> BTreeMap<String, String>;
     /// Owner and mode of a device node; `None` when unknown.
     fn node_meta(&self, host_path: &str) -> Option<NodeMeta>;
-    /// Runs a tool (`rocminfo`, `nvidia-smi`) found at `path`, or returns its recorded output.
-    fn run_tool(&self, tool: &str, path: &str) -> ToolRun;
+    /// Runs a tool (`rocminfo`, `nvidia-smi`) at `path`, the file PATH lookup found (`None`: not on PATH, so it is
+    /// not run), or returns its recorded output.
+    fn run_tool(&self, tool: &str, path: Option<&str>) -> ToolRun;
     /// Why a fact is unknown in this session (shown in skips).
     fn describe(&self) -> String;
 }
@@ -101,8 +103,11 @@ impl Session for LiveSession {
         })
     }
 
-    fn run_tool(&self, tool: &str, path: &str) -> ToolRun {
-        run_with_timeout(tool, path, self.tool_timeout)
+    fn run_tool(&self, tool: &str, path: Option<&str>) -> ToolRun {
+        match path {
+            Some(path) => run_with_timeout(tool, path, self.tool_timeout),
+            None => ToolRun::NotRun(format!("{tool} is not on PATH")),
+        }
     }
 
     fn describe(&self) -> String {
@@ -130,15 +135,17 @@ fn run_with_timeout(tool: &str, path: &str, timeout: Duration) -> ToolRun {
     let t_err = std::thread::spawn(move || read_capped(err.as_mut()));
     let outcome = match child.wait_timeout(timeout) {
         Ok(Some(status)) => match status.code() {
-            Some(c) => format!("exit {c}"),
-            None => "killed by a signal".to_string(),
+            Some(c) => ToolOutcome::Exited(c),
+            None => ToolOutcome::Signalled,
         },
         Ok(None) => {
             let _ = child.kill();
             let _ = child.wait();
-            format!("timed out after {} s", timeout.as_secs())
+            ToolOutcome::TimedOut {
+                seconds: timeout.as_secs(),
+            }
         }
-        Err(e) => format!("could not be waited for: {e}"),
+        Err(e) => ToolOutcome::WaitFailed(e.to_string()),
     };
     let mut text = t_out.join().unwrap_or_default();
     text.push_str(&t_err.join().unwrap_or_default());
@@ -254,7 +261,7 @@ impl Session for RecordedSession {
         })
     }
 
-    fn run_tool(&self, tool: &str, _path: &str) -> ToolRun {
+    fn run_tool(&self, tool: &str, _path: Option<&str>) -> ToolRun {
         let Some(file) = self.recorded.as_ref().and_then(|r| r.tools.get(tool)) else {
             return ToolRun::NotRun(format!(
                 "{tool} is not run under --sysroot and the tree has no recorded output"
@@ -266,7 +273,7 @@ impl Session for RecordedSession {
         match std::fs::read(self.dir.join(file)) {
             Ok(b) => ToolRun::Output {
                 text: String::from_utf8_lossy(&b).into_owned(),
-                outcome: "recorded".into(),
+                outcome: ToolOutcome::Recorded,
             },
             Err(e) => ToolRun::NotRun(format!("recorded output .rocmenv/{file}: {e}")),
         }

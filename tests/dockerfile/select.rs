@@ -224,7 +224,7 @@ fn digest_in_the_matrix_pins_the_from_line() {
 
 #[test]
 fn hostile_matrix_digest_is_refused() {
-    // The loader checks tags; a digest reaches the FROM line only through `validate::image_reference`.
+    // The loader checks tags; a digest reaches the FROM line only through `sanitize::image_reference`.
     let (_d, m) = matrices_with(
         "ngc.yaml",
         "min_driver: \"545\", datacenter_drivers: [\"525.85\", \"535.86\", \"545.23\"], source: \"matrix-facts §6 [J][M][T]\"}",

@@ -6,6 +6,7 @@
 //! specifier, spaces) can change what the generated file means.
 
 use crate::error::Error;
+use crate::image_ref::ImageRef;
 
 /// Longest value any check accepts; longer input is refused before it is scanned.
 pub const MAX_LEN: usize = 255;
@@ -180,102 +181,12 @@ pub fn apt_package(flag: &str, value: &str) -> Result<(), Error> {
     Ok(())
 }
 
-/// One path component of an image name: `[a-z0-9]+` joined by `.`, `_`, `__` or `-`+.
-fn is_path_component(s: &str) -> bool {
-    let b = s.as_bytes();
-    let alnum = |c: &u8| c.is_ascii_lowercase() || c.is_ascii_digit();
-    if b.is_empty() || !alnum(&b[0]) || !alnum(&b[b.len() - 1]) {
-        return false;
-    }
-    let mut i = 0;
-    while i < b.len() {
-        if alnum(&b[i]) {
-            i += 1;
-            continue;
-        }
-        let sep = run_len(&s[i..], |c| !alnum(&c));
-        let text = &s[i..i + sep];
-        let fine = text == "." || text == "_" || text == "__" || text.bytes().all(|c| c == b'-');
-        if !fine {
-            return false;
-        }
-        i += sep;
-    }
-    true
-}
-
-/// A registry host: DNS labels joined by `.`, with an optional numeric `:port`.
-fn is_registry(s: &str) -> bool {
-    let (host, port) = match s.split_once(':') {
-        Some((h, p)) => (h, Some(p)),
-        None => (s, None),
-    };
-    let label_ok = |l: &str| {
-        let b = l.as_bytes();
-        !b.is_empty()
-            && b[0].is_ascii_alphanumeric()
-            && b[b.len() - 1].is_ascii_alphanumeric()
-            && b.iter().all(|c| c.is_ascii_alphanumeric() || *c == b'-')
-    };
-    host.split('.').all(label_ok)
-        && port
-            .is_none_or(|p| !p.is_empty() && p.len() <= 5 && p.bytes().all(|b| b.is_ascii_digit()))
-}
-
-/// An image reference as Docker's reference grammar defines it, at most 255 characters.
-pub fn image_reference(flag: &str, value: &str) -> Result<(), Error> {
+/// An image reference as Docker's reference grammar defines it, at most 255 characters; returns it parsed.
+pub fn image_reference(flag: &str, value: &str) -> Result<ImageRef, Error> {
     scan(flag, value, IMAGE_HELP, |c| {
         c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-' | '/' | ':' | '@')
     })?;
-    let bad = |problem: &str| Err(refuse(flag, value, problem, IMAGE_HELP));
-    let (rest, digest) = match value.split_once('@') {
-        Some((r, d)) => (r, Some(d)),
-        None => (value, None),
-    };
-    if let Some(d) = digest {
-        let hex = d.strip_prefix("sha256:").unwrap_or("");
-        let lower_hex = |b: u8| b.is_ascii_digit() || (b'a'..=b'f').contains(&b);
-        if hex.len() != 64 || !hex.bytes().all(lower_hex) {
-            return bad("has a digest that is not `sha256:` and 64 lower-case hex digits");
-        }
-    }
-    let last_slash = rest.rfind('/').map_or(0, |i| i + 1);
-    let (name, tag) = match rest[last_slash..].rfind(':') {
-        Some(i) => (&rest[..last_slash + i], Some(&rest[last_slash + i + 1..])),
-        None => (rest, None),
-    };
-    if let Some(t) = tag {
-        let tb = t.as_bytes();
-        let ok = !tb.is_empty()
-            && tb.len() <= 128
-            && (tb[0].is_ascii_alphanumeric() || tb[0] == b'_')
-            && tb
-                .iter()
-                .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.' | b'-'));
-        if !ok {
-            return bad("has a tag that is not `[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}`");
-        }
-    }
-    let mut parts: Vec<&str> = name.split('/').collect();
-    let first = parts[0];
-    let has_registry = parts.len() > 1
-        && (first.contains('.')
-            || first.contains(':')
-            || first == "localhost"
-            || first.bytes().any(|b| b.is_ascii_uppercase()));
-    if has_registry {
-        if !is_registry(first) {
-            return bad("has a registry host that is not `host[:port]`");
-        }
-        parts.remove(0);
-    }
-    if let Some(p) = parts.iter().find(|p| !is_path_component(p)) {
-        return bad(&format!(
-            "has `{}` as a path component (lower-case letters and digits joined by `.`, `_`, `__` or `-`)",
-            shown(p)
-        ));
-    }
-    Ok(())
+    ImageRef::parse(value).map_err(|e| refuse(flag, value, &e.to_string(), IMAGE_HELP))
 }
 
 /// A variable name for an `ENV` line.
@@ -309,5 +220,5 @@ pub fn label_value(flag: &str, value: &str) -> Result<(), Error> {
 }
 
 #[cfg(test)]
-#[path = "validate_tests.rs"]
+#[path = "sanitize_tests.rs"]
 mod tests;
