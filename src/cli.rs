@@ -75,6 +75,58 @@ pub enum Command {
     },
 }
 
+/// Whose GPUs a container gets (`--vendor`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum VendorArg {
+    /// AMD (ROCm): `/dev/kfd` and the render nodes.
+    Amd,
+    /// NVIDIA (CUDA): a device request to the nvidia runtime or CDI.
+    Nvidia,
+    /// No GPU.
+    Cpu,
+}
+
+impl From<VendorArg> for crate::engine::DeviceVendor {
+    fn from(v: VendorArg) -> Self {
+        match v {
+            VendorArg::Amd => crate::engine::DeviceVendor::Amd,
+            VendorArg::Nvidia => crate::engine::DeviceVendor::Nvidia,
+            VendorArg::Cpu => crate::engine::DeviceVendor::Cpu,
+        }
+    }
+}
+
+/// An output format of `rocmenv env` (`--format`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum EnvFormatArg {
+    /// `export K='v'` lines for bash, zsh and sh (`eval "$(rocmenv env)"`).
+    Sh,
+    /// `set -gx K 'v'` lines for fish.
+    Fish,
+    /// `K=v` lines for `.env` files and `docker run --env-file`.
+    Dotenv,
+    /// `-e 'K=v'` arguments for `docker run` (use with eval).
+    Docker,
+    /// One JSON object: name → value.
+    Json,
+    /// `K=v` lines for `$GITHUB_ENV`.
+    Github,
+}
+
+impl From<EnvFormatArg> for crate::report::EnvFormat {
+    fn from(f: EnvFormatArg) -> Self {
+        use crate::report::EnvFormat as F;
+        match f {
+            EnvFormatArg::Sh => F::Sh,
+            EnvFormatArg::Fish => F::Fish,
+            EnvFormatArg::Dotenv => F::Dotenv,
+            EnvFormatArg::Docker => F::Docker,
+            EnvFormatArg::Json => F::Json,
+            EnvFormatArg::Github => F::Github,
+        }
+    }
+}
+
 /// The container stack.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum StackArg {
@@ -158,33 +210,6 @@ pub struct DockerfileArgs {
     pub output: Option<PathBuf>,
 }
 
-impl StackArgs {
-    /// The options the dockerfile module takes; `None` without `--stack`.
-    pub fn options(
-        self,
-        matrices: Option<PathBuf>,
-    ) -> Option<crate::dockerfile_command::DockerfileOptions> {
-        Some(crate::dockerfile_command::DockerfileOptions {
-            stack: self.stack?.into(),
-            rocm: self.rocm,
-            pytorch: self.pytorch,
-            ubuntu: self.ubuntu,
-            python: self.python,
-            gfx: self.gfx,
-            sysroot: self.sysroot,
-            ngc: self.ngc,
-            driver: self.driver,
-            base: self.base,
-            pip: self.pip,
-            apt: self.apt,
-            onnxruntime: self.onnxruntime,
-            with_smoke_tests: self.with_smoke_tests,
-            source: self.source,
-            matrices,
-        })
-    }
-}
-
 /// Flags of `rocmenv env`.
 #[derive(Debug, Args)]
 pub struct EnvArgs {
@@ -206,7 +231,7 @@ pub struct EnvArgs {
 
     /// Output format.
     #[arg(long, value_enum, default_value = "sh")]
-    pub format: crate::report::EnvFormat,
+    pub format: EnvFormatArg,
 
     /// Add a comment per variable saying why it is set (sh, fish, dotenv).
     #[arg(long)]
@@ -275,7 +300,7 @@ pub struct RunArgs {
 
     /// Whose GPUs to map. Default: AMD when the host has AMD GPUs, else NVIDIA, else none.
     #[arg(long, value_enum)]
-    pub vendor: Option<crate::engine::DeviceVendor>,
+    pub vendor: Option<VendorArg>,
 
     /// Map only this GPU (its index among the vendor's GPUs, as `rocmenv env --device` counts).
     #[arg(long, value_name = "N")]

@@ -128,6 +128,14 @@ pub enum Error {
 }
 
 impl Error {
+    /// A flag value that is not valid, and what would be.
+    pub fn usage(flag: impl Into<String>, message: impl Into<String>) -> Error {
+        Error::Usage {
+            flag: flag.into(),
+            message: message.into(),
+        }
+    }
+
     /// The exit code this error ends the process with.
     pub fn exit_code(&self) -> i32 {
         match self {

@@ -1,14 +1,11 @@
 //! rocmenv: checks that a Linux GPU host and a container stack will run PyTorch on ROCm or CUDA.
 
-pub mod build_command;
 pub mod checks;
 pub mod cli;
+pub mod commands;
 pub mod dockerfile;
-pub mod dockerfile_command;
-pub mod doctor;
 pub mod elf;
 pub mod engine;
-pub mod env_command;
 pub mod envplan;
 pub mod error;
 pub mod gfx;
@@ -18,8 +15,6 @@ pub mod inventory;
 pub mod matrix;
 pub mod parse;
 pub mod report;
-pub mod run_command;
-mod run_probe;
 pub mod runtime;
 pub mod sanitize;
 pub mod target;

@@ -5,7 +5,7 @@ use crate::vendor::Vendor;
 use serde::Serialize;
 
 /// Whose GPUs a container uses; `Cpu` maps no device.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum DeviceVendor {
     /// AMD (ROCm): `/dev/kfd` and the render nodes.

@@ -4,7 +4,7 @@ use crate::envplan::EnvPlan;
 use std::io::Write;
 
 /// An output format of `rocmenv env`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum EnvFormat {
     /// `export K='v'` lines for bash, zsh and sh (`eval "$(rocmenv env)"`).
     Sh,

@@ -1,6 +1,10 @@
-//! `rocmenv run` and `rocmenv gc`: validate the flags, probe the host for devices and variables, then run through
-//! the engine. `run` exits like `docker run`: the container's code, 124 timeout, 125 own failure, 130/143 signals.
+//! `rocmenv run`: validate the flags into a `RunPlan`, probe the host for devices and variables, then run through
+//! the engine (`probe` copies rocmenv itself in instead of a command). `run` exits like `docker run`: the
+//! container's code, 124 timeout, 125 own failure, 130/143 signals.
 
+mod probe;
+
+use crate::cli::RunArgs;
 use crate::engine::{self, DeviceVendor, Engine, Mount, OutputStream, RunSpec};
 use crate::envplan;
 use crate::error::Error;
@@ -13,10 +17,10 @@ use std::time::Duration;
 /// `rocmenv run`'s code for its own failures, as `docker run` uses it.
 pub use crate::error::EXIT_RUN_FAILED;
 
-/// Options of `rocmenv run`, parsed.
+/// `rocmenv run`'s flags, validated without touching the host: the high-level form the rest of the command uses.
 #[derive(Debug, Clone)]
-pub struct RunOptions {
-    /// `--image`.
+pub struct RunPlan {
+    /// `--image`, checked as a reference.
     pub image: String,
     /// `--vendor`; `None` detects.
     pub vendor: Option<DeviceVendor>,
@@ -24,14 +28,14 @@ pub struct RunOptions {
     pub gpu: Option<usize>,
     /// `--timeout`.
     pub timeout: Option<Duration>,
-    /// `--memory` as given (`16m`).
-    pub memory: Option<String>,
-    /// `-e NAME=VALUE`.
-    pub env: Vec<String>,
-    /// `-v HOST:CONTAINER[:ro]`.
-    pub volumes: Vec<String>,
-    /// `--result PATH` and where it goes.
-    pub result: Option<(String, Option<PathBuf>)>,
+    /// `--memory` as given (`16m`) and in bytes.
+    pub memory: Option<(String, u64)>,
+    /// `-e NAME=VALUE`, split.
+    pub env: Vec<(String, String)>,
+    /// `-v HOST:CONTAINER[:ro]`, parsed.
+    pub mounts: Vec<Mount>,
+    /// `--result PATH` and the file it is written to.
+    pub result: Option<(String, PathBuf)>,
     /// `--print`.
     pub print: bool,
     /// `--sysroot` (with `--print`).
@@ -66,79 +70,88 @@ pub(crate) fn usage(flag: &str, message: String) -> Error {
     }
 }
 
-/// The flags that need no host: `-e` variables, `-v` mounts, `--memory` bytes.
-struct Flags {
-    env: Vec<(String, String)>,
-    mounts: Vec<Mount>,
-    memory: Option<u64>,
-}
-
-/// Validates the flags without touching the host: variables, mounts, memory.
-fn parse_flags(o: &RunOptions) -> Result<Flags, Error> {
-    let env = o
-        .env
-        .iter()
-        .map(|e| match e.split_once('=') {
-            Some((k, v)) if !k.is_empty() => Ok((k.to_string(), v.to_string())),
-            _ => Err(usage("--env", format!("`{e}` is not NAME=VALUE"))),
-        })
-        .collect::<Result<Vec<_>, _>>()?;
-    let mounts = o
-        .volumes
-        .iter()
-        .map(|v| {
-            let parts: Vec<&str> = v.split(':').collect();
-            match parts[..] {
-                [h, c] | [h, c, "rw"] => Ok((h, c, false)),
-                [h, c, "ro"] => Ok((h, c, true)),
-                _ => Err(usage(
-                    "--volume",
-                    format!("`{v}` is not HOST:CONTAINER[:ro]"),
-                )),
-            }
-            .and_then(|(h, c, read_only)| {
-                let host = std::path::absolute(h)
-                    .map_err(|e| usage("--volume", format!("{h}: {e}")))?
-                    .display()
-                    .to_string();
-                Ok(Mount {
-                    host,
-                    container: c.to_string(),
-                    read_only,
-                })
+impl RunPlan {
+    /// Validates the flags without touching the host: the image reference, variables, mounts, memory.
+    pub fn from_args(a: RunArgs, matrices: Option<PathBuf>) -> Result<RunPlan, Error> {
+        crate::sanitize::image_reference("--image", &a.image)?;
+        let env = a
+            .env
+            .iter()
+            .map(|e| match e.split_once('=') {
+                Some((k, v)) if !k.is_empty() => Ok((k.to_string(), v.to_string())),
+                _ => Err(usage("--env", format!("`{e}` is not NAME=VALUE"))),
             })
-        })
-        .collect::<Result<Vec<_>, _>>()?;
-    let memory = o
-        .memory
-        .as_deref()
-        .map(|m| {
-            parse_size(m).ok_or_else(|| {
-                usage(
+            .collect::<Result<Vec<_>, _>>()?;
+        let mounts = a
+            .volume
+            .iter()
+            .map(|v| parse_volume(v))
+            .collect::<Result<Vec<_>, _>>()?;
+        let memory = a
+            .memory
+            .map(|m| match parse_size(&m) {
+                Some(bytes) => Ok((m, bytes)),
+                None => Err(usage(
                     "--memory",
                     format!("`{m}` is not a size such as 512m or 16g"),
-                )
+                )),
             })
+            .transpose()?;
+        let result = a.result.map(|path| {
+            let to = a
+                .result_to
+                .unwrap_or_else(|| PathBuf::from(path.rsplit('/').next().unwrap_or("result")));
+            (path, to)
+        });
+        Ok(RunPlan {
+            image: a.image,
+            vendor: a.vendor.map(Into::into),
+            gpu: a.gpu,
+            timeout: a.timeout.map(Duration::from_secs),
+            memory,
+            env,
+            mounts,
+            result,
+            print: a.print,
+            sysroot: a.sysroot,
+            matrices,
+            command: a.command,
+            probe: a.probe,
+            probe_binary: a.probe_binary,
         })
-        .transpose()?;
-    Ok(Flags {
-        env,
-        mounts,
-        memory,
+    }
+}
+
+/// `HOST:CONTAINER[:ro|:rw]` → a mount with an absolute host path.
+fn parse_volume(v: &str) -> Result<Mount, Error> {
+    let parts: Vec<&str> = v.split(':').collect();
+    let (h, c, read_only) = match parts[..] {
+        [h, c] | [h, c, "rw"] => (h, c, false),
+        [h, c, "ro"] => (h, c, true),
+        _ => {
+            return Err(usage(
+                "--volume",
+                format!("`{v}` is not HOST:CONTAINER[:ro]"),
+            ))
+        }
+    };
+    let host = std::path::absolute(h)
+        .map_err(|e| usage("--volume", format!("{h}: {e}")))?
+        .display()
+        .to_string();
+    Ok(Mount {
+        host,
+        container: c.to_string(),
+        read_only,
     })
 }
 
 /// Turns the options into a `RunSpec`: probes the host (or `--sysroot`) for devices, groups and variables.
 pub fn plan_run(
-    o: &RunOptions,
+    o: &RunPlan,
     engine: Option<&Engine>,
     err: &mut dyn Write,
 ) -> Result<RunSpec, Error> {
-    let Flags {
-        env: user_env,
-        mounts,
-        memory,
-    } = parse_flags(o)?;
     let m = Matrices::load(o.matrices.as_deref())?;
     let (root, session) = host::open(o.sysroot.as_deref(), Duration::from_secs(10))?;
     let facts = crate::inventory::probe(&root, session.as_ref(), &m, &ProbeOptions::default());
@@ -159,9 +172,9 @@ pub fn plan_run(
             env = plan.portable();
         }
     }
-    for (k, v) in user_env {
-        env.retain(|(n, _)| *n != k);
-        env.push((k, v));
+    for (k, v) in &o.env {
+        env.retain(|(n, _)| n != k);
+        env.push((k.clone(), v.clone()));
     }
     let daemon_cdi = match (vendor, engine) {
         (DeviceVendor::Nvidia, Some(e)) => e
@@ -177,9 +190,9 @@ pub fn plan_run(
         image: o.image.clone(),
         command: o.command.clone(),
         env,
-        mounts,
+        mounts: o.mounts.clone(),
         timeout: o.timeout,
-        memory,
+        memory: o.memory.as_ref().map(|(_, b)| *b),
         devices,
         result_path: o.result.as_ref().map(|(p, _)| p.clone()),
         uploads: Vec::new(),
@@ -187,8 +200,13 @@ pub fn plan_run(
 }
 
 /// Runs `rocmenv run`; the container's output goes to `out`/`err` as it comes. Returns the process exit code.
-pub fn run(o: &RunOptions, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
-    match run_inner(o, out, err) {
+pub fn exec(
+    a: RunArgs,
+    matrices: Option<PathBuf>,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> i32 {
+    match RunPlan::from_args(a, matrices).and_then(|o| run(&o, out, err)) {
         Ok(code) => code,
         Err(e) => {
             let _ = writeln!(err, "rocmenv: {e}");
@@ -197,15 +215,14 @@ pub fn run(o: &RunOptions, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
     }
 }
 
-fn run_inner(o: &RunOptions, out: &mut dyn Write, err: &mut dyn Write) -> Result<i32, Error> {
+fn run(o: &RunPlan, out: &mut dyn Write, err: &mut dyn Write) -> Result<i32, Error> {
     if o.print {
         let spec = plan_run(o, None, err)?;
         writeln!(out, "{}", engine::docker_run_line(&spec)).map_err(Error::Output)?;
         return Ok(0);
     }
-    parse_flags(o)?;
     if o.probe {
-        return crate::run_probe::probe_in_container(o, out, err);
+        return probe::probe_in_container(o, out, err);
     }
     let engine = Engine::connect_default()?;
     let spec = plan_run(o, Some(&engine), err)?;
@@ -220,8 +237,8 @@ fn run_inner(o: &RunOptions, out: &mut dyn Write, err: &mut dyn Write) -> Result
     if outcome.oom_killed {
         let limit = o
             .memory
-            .as_deref()
-            .map_or(String::new(), |m| format!(" (--memory {m})"));
+            .as_ref()
+            .map_or(String::new(), |(m, _)| format!(" (--memory {m})"));
         let _ = writeln!(
             err,
             "rocmenv: the container ran out of memory and the kernel's OOM killer ended it{limit}"
@@ -238,11 +255,8 @@ fn run_inner(o: &RunOptions, out: &mut dyn Write, err: &mut dyn Write) -> Result
         let _ = writeln!(err, "rocmenv: interrupted; container stopped and removed");
     }
     if let Some((path, to)) = &o.result {
-        let to = to
-            .clone()
-            .unwrap_or_else(|| PathBuf::from(path.rsplit('/').next().unwrap_or("result")));
         match &outcome.result_file {
-            Some(data) => std::fs::write(&to, data)
+            Some(data) => std::fs::write(to, data)
                 .map_err(|e| Error::Environment(format!("cannot write {}: {e}", to.display())))?,
             None => {
                 let _ = writeln!(
@@ -253,32 +267,6 @@ fn run_inner(o: &RunOptions, out: &mut dyn Write, err: &mut dyn Write) -> Result
         }
     }
     Ok(outcome.process_exit_code())
-}
-
-/// Runs `rocmenv gc`: removes leftover managed containers and lists them on `out`.
-pub fn gc(json: bool, out: &mut dyn Write) -> Result<i32, Error> {
-    let engine = Engine::connect_default()?;
-    let removed = engine.gc()?;
-    let res = if json {
-        serde_json::to_string_pretty(&removed)
-            .map_err(std::io::Error::other)
-            .and_then(|d| writeln!(out, "{d}"))
-    } else if removed.is_empty() {
-        writeln!(out, "no leftover rocmenv containers")
-    } else {
-        let names: Vec<String> = removed
-            .iter()
-            .map(|c| format!("{} ({})", c.name, c.state))
-            .collect();
-        writeln!(
-            out,
-            "removed {} container(s): {}",
-            removed.len(),
-            names.join(", ")
-        )
-    };
-    res.map_err(Error::Output)?;
-    Ok(0)
 }
 
 #[cfg(test)]

@@ -1,5 +1,7 @@
 //! `rocmenv build`: read the context, build it through the engine with progress on stderr, print the outcome.
 
+use super::dockerfile::StackPlan;
+use crate::cli::BuildArgs;
 use crate::engine::{self, BuildContext, BuildOutcome, Engine};
 use crate::error::Error;
 use crate::report::BuildProgress;
@@ -20,36 +22,36 @@ pub enum BuildSource {
     },
 }
 
-/// Options of `rocmenv build`, parsed.
-#[derive(Debug, Clone)]
-pub struct BuildOptions {
-    /// What to build.
-    pub source: BuildSource,
-    /// `--tag`s.
-    pub tags: Vec<String>,
-    /// `--json`.
-    pub json: bool,
-}
-
-/// Runs `rocmenv build`: the outcome goes to `out` (JSON or one line), progress to `err`. Returns the exit code.
-pub fn run(
-    o: &BuildOptions,
+/// Runs `rocmenv build`: the outcome goes to `out` (JSON or one line), progress to `err` (bars only when
+/// `terminal`). Returns the exit code.
+pub fn exec(
+    a: BuildArgs,
+    matrices: Option<PathBuf>,
     terminal: bool,
     out: &mut dyn Write,
-    err: Box<dyn Write>,
+    mut err: Box<dyn Write>,
 ) -> Result<i32, Error> {
-    let (ctx, stack) = match &o.source {
+    // Names are checked before anything is built, so a bad --tag does not cost a build.
+    for t in &a.tag {
+        crate::sanitize::image_reference("--tag", t)?;
+    }
+    let source = match (a.context, StackPlan::from_args(a.stack, matrices)?) {
+        (Some(dir), _) => BuildSource::Dir(dir),
+        (None, Some(plan)) => super::dockerfile::build_source(&plan, &mut err)?,
+        (None, None) => unreachable!("clap requires --context or --stack"),
+    };
+    let (ctx, stack) = match &source {
         BuildSource::Dir(d) => (BuildContext::from_dir(d)?, "context"),
         BuildSource::Files { stack, files } => {
             (BuildContext::from_files(files, None)?, stack.as_str())
         }
     };
     let engine = Engine::connect_default()?;
-    let mut progress = BuildProgress::new(o.json, terminal, err);
-    let res = engine::build_context(&engine, &ctx, stack, &o.tags, &mut |ev| progress.event(&ev));
+    let mut progress = BuildProgress::new(a.json, terminal, err);
+    let res = engine::build_context(&engine, &ctx, stack, &a.tag, &mut |ev| progress.event(&ev));
     progress.finish();
     let outcome = res?;
-    write_outcome(&outcome, o.json, out).map_err(Error::Output)?;
+    write_outcome(&outcome, a.json, out).map_err(Error::Output)?;
     Ok(crate::error::EXIT_OK)
 }
 

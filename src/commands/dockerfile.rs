@@ -1,50 +1,72 @@
 //! `rocmenv dockerfile`: detect (or take) the GPUs, pick the base image, bake the env, render, write.
 
+use crate::cli::{DockerfileArgs, StackArgs};
 use crate::dockerfile::{self, DockerfileRequest, Rendered, Stack};
 use crate::envplan::{self, GpuInput};
 use crate::error::Error;
 use crate::matrix::{Matrices, Vendor};
+use crate::version::{DriverVersion, VersionError};
 use std::io::Write;
 use std::path::PathBuf;
 
-/// Options of `rocmenv dockerfile` (and the stack half of `rocmenv build`), parsed.
+/// The stack flags of `rocmenv dockerfile` and `rocmenv build`, validated: what rendering needs besides the GPUs.
 #[derive(Debug, Clone)]
-pub struct DockerfileOptions {
-    /// The stack.
-    pub stack: Stack,
-    /// Version filters.
-    pub rocm: Option<String>,
-    /// PyTorch filter.
-    pub pytorch: Option<String>,
-    /// Ubuntu filter.
-    pub ubuntu: Option<String>,
-    /// Python filter.
-    pub python: Option<String>,
+pub struct StackPlan {
+    /// The request with every flag-given choice filled in; the GPUs and the env are added when rendering.
+    pub request: DockerfileRequest,
     /// `--gfx` targets; empty to detect.
     pub gfx: Vec<String>,
     /// `--sysroot` for detection.
     pub sysroot: Option<PathBuf>,
-    /// `--ngc YY.MM`.
-    pub ngc: Option<String>,
     /// `--driver` (NVIDIA); else detected.
-    pub driver: Option<String>,
-    /// `--base` (cpu).
-    pub base: Option<String>,
-    /// `--pip`.
-    pub pip: Vec<String>,
-    /// `--apt`.
-    pub apt: Vec<String>,
-    /// `--onnxruntime`.
-    pub onnxruntime: bool,
-    /// `--with-smoke-tests`.
-    pub with_smoke_tests: bool,
-    /// `--source` URL for the OCI label.
-    pub source: Option<String>,
+    pub driver: Option<DriverVersion>,
     /// `--matrices`.
     pub matrices: Option<PathBuf>,
 }
 
-fn detect(m: &Matrices, o: &DockerfileOptions) -> Result<(Vec<GpuInput>, Option<String>), Error> {
+impl StackPlan {
+    /// The plan for `a`; `None` without `--stack`.
+    pub fn from_args(a: StackArgs, matrices: Option<PathBuf>) -> Result<Option<StackPlan>, Error> {
+        let Some(stack) = a.stack else {
+            return Ok(None);
+        };
+        if !a.gfx.is_empty() && a.sysroot.is_some() {
+            return Err(Error::usage(
+                "--gfx",
+                "give either --gfx or --sysroot, not both",
+            ));
+        }
+        let driver = a
+            .driver
+            .as_deref()
+            .map(|d| {
+                d.parse()
+                    .map_err(|e: VersionError| Error::usage("--driver", e.to_string()))
+            })
+            .transpose()?;
+        let mut request = DockerfileRequest::new(stack.into());
+        request.rocm = a.rocm;
+        request.pytorch = a.pytorch;
+        request.ubuntu = a.ubuntu;
+        request.python = a.python;
+        request.ngc = a.ngc;
+        request.base = a.base;
+        request.pip = a.pip;
+        request.apt = a.apt;
+        request.onnxruntime = a.onnxruntime;
+        request.with_smoke_tests = a.with_smoke_tests;
+        request.source = a.source;
+        Ok(Some(StackPlan {
+            request,
+            gfx: a.gfx,
+            sysroot: a.sysroot,
+            driver,
+            matrices,
+        }))
+    }
+}
+
+fn detect(m: &Matrices, o: &StackPlan) -> Result<(Vec<GpuInput>, Option<String>), Error> {
     let facts = crate::inventory::read(o.sysroot.as_deref(), m)?;
     Ok((
         envplan::inputs_from_host(&facts),
@@ -54,16 +76,11 @@ fn detect(m: &Matrices, o: &DockerfileOptions) -> Result<(Vec<GpuInput>, Option<
 
 /// Renders the Dockerfile and context for `o`, writing its notes (env warnings, base-image remarks) to `err`;
 /// also used by `rocmenv build`.
-pub fn render(o: &DockerfileOptions, err: &mut dyn Write) -> Result<Rendered, Error> {
+pub fn render(o: &StackPlan, err: &mut dyn Write) -> Result<Rendered, Error> {
     let m = Matrices::load(o.matrices.as_deref())?;
-    if !o.gfx.is_empty() && o.sysroot.is_some() {
-        return Err(Error::Usage {
-            flag: "--gfx".into(),
-            message: "give either --gfx or --sysroot, not both".into(),
-        });
-    }
-    let needs_host = (o.stack == Stack::Rocm && o.gfx.is_empty())
-        || (o.stack == Stack::Ngc && o.driver.is_none() && o.ngc.is_none());
+    let stack = o.request.stack;
+    let needs_host = (stack == Stack::Rocm && o.gfx.is_empty())
+        || (stack == Stack::Ngc && o.driver.is_none() && o.request.ngc.is_none());
     let (gpus, host_driver) = if !o.gfx.is_empty() {
         (envplan::inputs_from_gfx(&m, &o.gfx)?, None)
     } else if needs_host || o.sysroot.is_some() {
@@ -71,21 +88,12 @@ pub fn render(o: &DockerfileOptions, err: &mut dyn Write) -> Result<Rendered, Er
     } else {
         (Vec::new(), None)
     };
-    let driver = match o.driver.as_deref().or(host_driver.as_deref()) {
-        Some(d) => Some(
-            d.parse()
-                .map_err(|e: crate::version::VersionError| Error::Usage {
-                    flag: "--driver".into(),
-                    message: e.to_string(),
-                })?,
-        ),
-        None => None,
-    };
-    let mut req = DockerfileRequest::new(o.stack);
-    req.rocm = o.rocm.clone();
-    req.pytorch = o.pytorch.clone();
-    req.ubuntu = o.ubuntu.clone();
-    req.python = o.python.clone();
+    // A driver version the host reports that does not parse is no driver to pick by.
+    let driver = o
+        .driver
+        .clone()
+        .or_else(|| host_driver.as_deref().and_then(|d| d.parse().ok()));
+    let mut req = o.request.clone();
     // An iGPU next to a discrete card is hidden by the env (HIP_VISIBLE_DEVICES), so it does not choose the image.
     let has_discrete = gpus
         .iter()
@@ -95,17 +103,10 @@ pub fn render(o: &DockerfileOptions, err: &mut dyn Write) -> Result<Rendered, Er
         .filter(|g| g.vendor == Vendor::Amd && !(g.integrated && has_discrete))
         .filter_map(|g| g.gfx)
         .collect();
-    req.ngc = o.ngc.clone();
     req.driver = driver;
-    req.base = o.base.clone();
-    req.pip = o.pip.clone();
-    req.apt = o.apt.clone();
-    req.onnxruntime = o.onnxruntime;
-    req.with_smoke_tests = o.with_smoke_tests;
-    req.source = o.source.clone();
     let mut warnings = Vec::new();
     // The env is computed for the ROCm release of the image that gets picked, so pick first.
-    if o.stack == Stack::Rocm && !gpus.is_empty() {
+    if stack == Stack::Rocm && !gpus.is_empty() {
         let base = dockerfile::select_base(&req, &m)?;
         let release = base.rocm.as_deref().and_then(|v| m.rocm_release(v));
         let amd: Vec<GpuInput> = gpus
@@ -117,7 +118,7 @@ pub fn render(o: &DockerfileOptions, err: &mut dyn Write) -> Result<Rendered, Er
             warnings.extend(plan.warnings.iter().cloned());
             req.env = plan.portable();
         }
-    } else if o.stack == Stack::Ngc {
+    } else if stack == Stack::Ngc {
         let plan = envplan::plan(
             &m,
             &gpus
@@ -136,15 +137,16 @@ pub fn render(o: &DockerfileOptions, err: &mut dyn Write) -> Result<Rendered, Er
     Ok(rendered)
 }
 
-/// Runs `rocmenv dockerfile`: the Dockerfile to `out`, or the context to `dir`.
-pub fn run(
-    o: &DockerfileOptions,
-    dir: Option<&std::path::Path>,
+/// Runs `rocmenv dockerfile`: the Dockerfile to `out`, or the context to `-o DIR`.
+pub fn exec(
+    a: DockerfileArgs,
+    matrices: Option<PathBuf>,
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Result<i32, Error> {
-    let rendered = render(o, err)?;
-    match dir {
+    let o = StackPlan::from_args(a.stack, matrices)?.expect("clap requires --stack");
+    let rendered = render(&o, err)?;
+    match a.output.as_deref() {
         Some(d) => {
             dockerfile::write_context(&rendered, d)?;
             // The Dockerfile plus every other context file (.dockerignore, smoke-tests/…).
@@ -157,28 +159,24 @@ pub fn run(
             )
             .map_err(Error::Output)?;
         }
-        None => match out.write_all(rendered.dockerfile.as_bytes()) {
-            Ok(()) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {}
-            Err(e) => return Err(Error::Output(e)),
-        },
+        None => super::written(out.write_all(rendered.dockerfile.as_bytes()))?,
     }
     Ok(crate::error::EXIT_OK)
 }
 
 /// Renders `o` into the files `rocmenv build` sends to the daemon; notes go to `err`.
 pub fn build_source(
-    o: &DockerfileOptions,
+    o: &StackPlan,
     err: &mut dyn Write,
-) -> Result<crate::build_command::BuildSource, Error> {
+) -> Result<super::build::BuildSource, Error> {
     let rendered = render(o, err)?;
     let mut files = vec![(
         PathBuf::from("Dockerfile"),
         rendered.dockerfile.into_bytes(),
     )];
     files.extend(rendered.files);
-    Ok(crate::build_command::BuildSource::Files {
-        stack: o.stack.name().to_string(),
+    Ok(super::build::BuildSource::Files {
+        stack: o.request.stack.name().to_string(),
         files,
     })
 }

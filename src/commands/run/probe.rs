@@ -1,9 +1,9 @@
 //! `rocmenv run --probe`: copy a rocmenv binary into the image and run `rocmenv probe --json` there with the run's
 //! device mapping, so a container that cannot see the GPU is reported before any Python runs.
 
+use super::{plan_run, usage, RunPlan};
 use crate::engine::{self, Engine, OutputStream};
 use crate::error::Error;
-use crate::run_command::{plan_run, usage, RunOptions};
 use std::io::Write;
 use std::path::PathBuf;
 
@@ -12,7 +12,7 @@ const PROBE_PATH: (&str, &str) = ("/tmp", "rocmenv-probe");
 
 /// `rocmenv run --probe`: the runtimes as the container sees them, before any Python runs.
 pub(crate) fn probe_in_container(
-    o: &RunOptions,
+    o: &RunPlan,
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Result<i32, Error> {
@@ -99,7 +99,7 @@ pub(crate) fn probe_in_container(
 }
 
 /// The binary `--probe` copies in, read and checked: `--probe-binary` (or `ROCMENV_PROBE_BINARY`), else this one.
-fn probe_binary(o: &RunOptions) -> Result<(PathBuf, Vec<u8>, crate::elf::Executable), Error> {
+fn probe_binary(o: &RunPlan) -> Result<(PathBuf, Vec<u8>, crate::elf::Executable), Error> {
     let Some(given) = &o.probe_binary else {
         let this = std::env::current_exe().map_err(|e| {
             Error::Environment(format!("cannot find the running rocmenv binary: {e}"))

@@ -1,6 +1,7 @@
-//! `rocmenv doctor`: validate the options, probe the host, run the checks, hand the result to a reporter.
+//! `rocmenv doctor`: the options, the host probe, the checks, and a reporter.
 
 use crate::checks::{self, Context, Summary};
+use crate::cli::DoctorArgs;
 use crate::error::Error;
 use crate::host::{self, ProbeOptions};
 use crate::matrix::Matrices;
@@ -11,7 +12,7 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::time::Duration;
 
-/// Options of `rocmenv doctor`, already parsed.
+/// What `rocmenv doctor` checks and how: its flags, validated (also what tests and benchmarks call in-process).
 #[derive(Debug, Clone, Default)]
 pub struct DoctorOptions {
     /// `--sysroot DIR`; `None` for the live host.
@@ -88,25 +89,26 @@ pub fn build_report(opts: &DoctorOptions) -> Result<DoctorReport, Error> {
     })
 }
 
-/// Runs the doctor and writes the report; returns the exit code.
-pub fn run(
-    opts: &DoctorOptions,
-    json_out: bool,
-    strict: bool,
+/// Runs `rocmenv doctor` and writes the report; returns the exit code.
+pub fn exec(
+    a: DoctorArgs,
+    matrices: Option<PathBuf>,
     style: Style,
     out: &mut dyn Write,
 ) -> Result<i32, Error> {
-    let r = build_report(opts)?;
-    let res = if json_out {
+    let opts = DoctorOptions {
+        sysroot: a.sysroot,
+        matrices,
+        target: a.target,
+        deep: a.deep,
+        tool_timeout: Some(Duration::from_secs(a.tool_timeout)),
+        no_docker: false,
+    };
+    let r = build_report(&opts)?;
+    super::written(if a.json {
         report::render_json(&r, out)
     } else {
         report::render_human(&r, style, out)
-    };
-    match res {
-        Ok(()) => {}
-        // A closed pipe (`rocmenv doctor | head`) is the reader's choice, not a failure.
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {}
-        Err(e) => return Err(Error::Output(e)),
-    }
-    Ok(r.summary.exit_code(strict))
+    })?;
+    Ok(r.summary.exit_code(a.strict))
 }

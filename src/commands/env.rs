@@ -1,30 +1,12 @@
 //! `rocmenv env`: validate the flags, find the GPUs (host or `--gfx`), plan, print.
 
+use crate::cli::EnvArgs;
 use crate::envplan::{self, GpuInput};
 use crate::error::Error;
 use crate::matrix::{Matrices, RocmRelease};
-use crate::report::{render_env, EnvFormat};
+use crate::report::render_env;
 use std::io::Write;
 use std::path::PathBuf;
-
-/// Options of `rocmenv env`, parsed.
-#[derive(Debug, Clone)]
-pub struct EnvOptions {
-    /// `--sysroot DIR`.
-    pub sysroot: Option<PathBuf>,
-    /// `--matrices DIR`.
-    pub matrices: Option<PathBuf>,
-    /// `--gfx` targets (instead of probing).
-    pub gfx: Vec<String>,
-    /// `--rocm X.Y[.Z]`.
-    pub rocm: Option<String>,
-    /// `--device N`.
-    pub device: Option<usize>,
-    /// `--format`.
-    pub format: EnvFormat,
-    /// `--explain`.
-    pub explain: bool,
-}
 
 /// Looks up `--rocm`, listing the nearest releases when it is unknown.
 pub fn rocm_release<'m>(m: &'m Matrices, spec: &str) -> Result<&'m RocmRelease, Error> {
@@ -47,15 +29,20 @@ pub fn host_inputs(
 }
 
 /// Runs `rocmenv env`; warnings go to `err`, variables to `out`. Returns the exit code.
-pub fn run(o: &EnvOptions, out: &mut dyn Write, err: &mut dyn Write) -> Result<i32, Error> {
-    let m = Matrices::load(o.matrices.as_deref())?;
-    let release = o.rocm.as_deref().map(|s| rocm_release(&m, s)).transpose()?;
+pub fn exec(
+    o: EnvArgs,
+    matrices: Option<PathBuf>,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> Result<i32, Error> {
     if !o.gfx.is_empty() && o.sysroot.is_some() {
-        return Err(Error::Usage {
-            flag: "--gfx".into(),
-            message: "give either --gfx or --sysroot, not both".into(),
-        });
+        return Err(Error::usage(
+            "--gfx",
+            "give either --gfx or --sysroot, not both",
+        ));
     }
+    let m = Matrices::load(matrices.as_deref())?;
+    let release = o.rocm.as_deref().map(|s| rocm_release(&m, s)).transpose()?;
     let inputs = if o.gfx.is_empty() {
         host_inputs(&m, o.sysroot.as_deref())?
     } else {
@@ -71,11 +58,7 @@ pub fn run(o: &EnvOptions, out: &mut dyn Write, err: &mut dyn Write) -> Result<i
     for w in &plan.warnings {
         let _ = writeln!(err, "rocmenv: warning: {w}");
     }
-    match render_env(&plan, o.format, o.explain, out) {
-        Ok(()) => {}
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {}
-        Err(e) => return Err(Error::Output(e)),
-    }
+    super::written(render_env(&plan, o.format.into(), o.explain, out))?;
     Ok(if plan.unusable {
         crate::error::EXIT_FAILED
     } else {

@@ -1,0 +1,46 @@
+//! One module per subcommand. Each takes its clap arguments, turns them into a validated plan once (no host touched),
+//! then calls the library and a reporter. `main.rs` only parses and dispatches here.
+
+pub mod build;
+pub mod completions;
+pub mod dockerfile;
+pub mod doctor;
+pub mod env;
+pub mod gc;
+pub mod probe;
+pub mod run;
+
+use crate::cli::{Cli, Command};
+use crate::error::Error;
+use crate::report::Style;
+use std::io::IsTerminal;
+
+/// Runs the command `cli` names; returns the process exit code, or the error that ended it.
+pub fn dispatch(cli: Cli) -> Result<i32, Error> {
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    let matrices = cli.matrices;
+    match cli.command {
+        Command::Doctor(a) => {
+            doctor::exec(a, matrices, Style::detect(stdout.is_terminal()), &mut out)
+        }
+        Command::Env(a) => env::exec(a, matrices, &mut out, &mut std::io::stderr()),
+        Command::Dockerfile(a) => dockerfile::exec(*a, matrices, &mut out, &mut std::io::stderr()),
+        Command::Probe { json } => probe::exec(json, &mut out),
+        Command::Build(a) => {
+            let terminal = std::io::stderr().is_terminal();
+            build::exec(a, matrices, terminal, &mut out, Box::new(std::io::stderr()))
+        }
+        Command::Run(a) => Ok(run::exec(a, matrices, &mut out, &mut std::io::stderr())),
+        Command::Gc { json } => gc::exec(json, &mut out),
+        Command::Completions { shell } => completions::exec(shell, &mut out),
+    }
+}
+
+/// The result of writing a report: a closed pipe (`rocmenv doctor | head`) is the reader's choice, not a failure.
+pub(crate) fn written(res: std::io::Result<()>) -> Result<(), Error> {
+    match res {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(Error::Output(e)),
+        _ => Ok(()),
+    }
+}
