@@ -4,11 +4,8 @@ mod context;
 mod render;
 mod request;
 mod select;
-mod select_ngc;
-mod select_rocm;
 
 pub use context::write_context;
 pub use render::{render, Rendered, SMOKE_TESTS_DIR, USER_NAME, USER_UID};
 pub use request::{DockerfileRequest, Stack};
-pub use select::{select_base, BaseImage, CPU_DEFAULT_BASE};
-pub use select_rocm::ROCM_REPOSITORY;
+pub use select::{select_base, BaseImage, CPU_DEFAULT_BASE, ROCM_REPOSITORY};

@@ -12,11 +12,7 @@ mod cuda;
 mod cuda_errors;
 mod errors;
 mod hip;
-#[cfg(not(feature = "hip"))]
-mod hip_dl;
 mod hip_errors;
-#[cfg(feature = "hip")]
-mod hip_linked;
 mod human;
 mod loaded;
 

@@ -254,7 +254,7 @@ fn exit_codes() {
 #[test]
 fn hip_candidates_in_order() {
     use std::path::{Path, PathBuf};
-    let c = super::hip_dl::candidates(
+    let c = super::hip::candidates(
         Some(Path::new("/x/libamdhip64.so")),
         Some(Path::new("/r")),
         &[PathBuf::from("/opt/rocm")],

@@ -1,7 +1,7 @@
 //! HIP through `hip-sys`, linked against `libamdhip64` at build time (the `hip` feature).
 
-use super::hip::{HipApi, HipResult};
-use super::loaded::{buffer_string, c_string, library_path_of};
+use super::api::{HipApi, HipResult};
+use crate::runtime::loaded::{buffer_string, c_string, library_path_of};
 use hip_sys::hiprt::{self as hip, hipDeviceAttribute_t, hipError_t, hipMemcpyKind};
 use std::ffi::c_void;
 
@@ -20,7 +20,7 @@ fn ok(code: hipError_t, call: &'static str) -> HipResult<()> {
 // writes, and buffer lengths are the buffers' real lengths.
 impl HipApi for HipLinked {
     fn backend(&self) -> String {
-        super::hip::backend_name()
+        super::api::backend_name()
     }
 
     fn library(&self) -> Option<String> {

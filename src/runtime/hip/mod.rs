@@ -6,73 +6,31 @@
 //! `hipGetErrorString`, and `hipDeviceGetAttribute` for one attribute whose value is the same in
 //! HIP 5.2 and ROCm 6/7. `hipGetDeviceProperties` is avoided: its struct changed in ROCm 6.
 
+mod api;
+#[cfg(not(feature = "hip"))]
+mod dl;
+#[cfg(feature = "hip")]
+mod linked;
+
+#[cfg(test)]
+pub(crate) use api::HipResult;
+pub(crate) use api::{backend_name, HipApi, HIP_ERROR_NO_DEVICE};
+pub use api::{
+    HIP_ATTR_MULTIPROCESSOR_COUNT, HIP_MEMCPY_DEVICE_TO_HOST, HIP_MEMCPY_HOST_TO_DEVICE,
+};
+#[cfg(all(test, not(feature = "hip")))]
+pub(crate) use dl::candidates;
+
 use super::hip_errors::hip_error;
 use super::loaded::{catch, compare, mib, pattern};
 use super::{Check, ProbeOptions, ProbeStatus, RuntimeDevice, RuntimeProbe};
 use crate::host::HostRoot;
 use crate::parse::kfd::parse_kfd_properties;
 
-/// `hipDeviceAttributeMultiprocessorCount`: 63 in HIP 5.2's header and in ROCm 6.x and 7.x.
-pub const HIP_ATTR_MULTIPROCESSOR_COUNT: i32 = 63;
-/// `hipMemcpyHostToDevice`, unchanged since HIP 1.
-pub const HIP_MEMCPY_HOST_TO_DEVICE: i32 = 1;
-/// `hipMemcpyDeviceToHost`, unchanged since HIP 1.
-pub const HIP_MEMCPY_DEVICE_TO_HOST: i32 = 2;
-/// `hipErrorNoDevice`.
-const HIP_ERROR_NO_DEVICE: i32 = 100;
-
-/// A failed call: the `hipError_t` code and the function that returned it.
-pub(crate) type HipResult<T> = Result<T, (i32, &'static str)>;
-
-/// The HIP calls the probe makes; one implementation per way of reaching `libamdhip64`.
-pub(crate) trait HipApi {
-    /// How the runtime was reached, for the report.
-    fn backend(&self) -> String;
-    /// The library file that was loaded.
-    fn library(&self) -> Option<String>;
-    /// Something the loader had to skip on the way, for the report's note.
-    fn load_note(&self) -> Option<String> {
-        None
-    }
-    /// `hipRuntimeGetVersion`.
-    fn runtime_version(&self) -> HipResult<i32>;
-    /// `hipDriverGetVersion`.
-    fn driver_version(&self) -> HipResult<i32>;
-    /// `hipGetDeviceCount`.
-    fn device_count(&self) -> HipResult<i32>;
-    /// `hipSetDevice`.
-    fn set_device(&self, dev: i32) -> HipResult<()>;
-    /// `hipDeviceGetName`.
-    fn device_name(&self, dev: i32) -> HipResult<String>;
-    /// `hipDeviceGetPCIBusId`.
-    fn pci_bus_id(&self, dev: i32) -> HipResult<String>;
-    /// `hipDeviceGetAttribute(hipDeviceAttributeMultiprocessorCount)`.
-    fn multiprocessor_count(&self, dev: i32) -> HipResult<i32>;
-    /// `hipDeviceTotalMem`.
-    fn total_mem(&self, dev: i32) -> HipResult<u64>;
-    /// `hipMemGetInfo` on the current device: (free, total).
-    fn mem_info(&self) -> HipResult<(u64, u64)>;
-    /// `hipMalloc`, `hipMemcpy` there and back into `back`, `hipFree`.
-    fn round_trip(&self, data: &[u8], back: &mut [u8]) -> HipResult<()>;
-    /// `hipGetErrorName`.
-    fn error_name(&self, code: i32) -> Option<String>;
-    /// `hipGetErrorString`.
-    fn error_string(&self, code: i32) -> Option<String>;
-}
-
-/// The backend this build uses, for the report.
-pub(crate) fn backend_name() -> String {
-    if cfg!(feature = "hip") {
-        "hip-sys (linked)".to_string()
-    } else {
-        "libamdhip64 via dlopen".to_string()
-    }
-}
-
 /// Probes HIP through `libamdhip64` loaded at run time.
 #[cfg(not(feature = "hip"))]
 pub(crate) fn probe(opts: &ProbeOptions) -> RuntimeProbe {
-    match super::hip_dl::HipDl::load(opts) {
+    match dl::HipDl::load(opts) {
         Ok(api) => probe_with(&api, opts),
         Err(stopped) => *stopped,
     }
@@ -81,7 +39,7 @@ pub(crate) fn probe(opts: &ProbeOptions) -> RuntimeProbe {
 /// Probes HIP through hip-sys, linked at build time.
 #[cfg(feature = "hip")]
 pub(crate) fn probe(opts: &ProbeOptions) -> RuntimeProbe {
-    probe_with(&super::hip_linked::HipLinked, opts)
+    probe_with(&linked::HipLinked, opts)
 }
 
 /// Decodes `HIP_VERSION` (`major * 10^7 + minor * 10^5 + patch`): 50221153 is 5.2.21153.

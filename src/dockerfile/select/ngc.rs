@@ -1,7 +1,7 @@
 //! Picking an NGC PyTorch release whose CUDA runs on the host's NVIDIA driver.
 
-use super::request::DockerfileRequest;
-use super::select::{pinned, BaseImage, NEAREST};
+use super::base::{pinned, BaseImage, NEAREST};
+use crate::dockerfile::request::DockerfileRequest;
 use crate::error::Error;
 use crate::matrix::{Matrices, NgcRelease};
 

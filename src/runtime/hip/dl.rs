@@ -1,11 +1,11 @@
 //! HIP through `dlopen` of `libamdhip64`, so one binary runs with ROCm 5, 6, 7 or none.
 
-use super::hip::{
+use super::api::{
     HipApi, HipResult, HIP_ATTR_MULTIPROCESSOR_COUNT, HIP_MEMCPY_DEVICE_TO_HOST,
     HIP_MEMCPY_HOST_TO_DEVICE,
 };
-use super::loaded::{buffer_string, c_string, library_path_of};
-use super::{ProbeOptions, ProbeStatus, RuntimeProbe};
+use crate::runtime::loaded::{buffer_string, c_string, library_path_of};
+use crate::runtime::{ProbeOptions, ProbeStatus, RuntimeProbe};
 use libloading::Library;
 use std::ffi::{c_char, c_int, c_void};
 use std::mem::ManuallyDrop;
@@ -110,7 +110,7 @@ impl HipDl {
             opts.rocm_path.as_deref(),
             &opt_rocm_dirs(),
         );
-        let backend = super::hip::backend_name();
+        let backend = super::api::backend_name();
         // A candidate that exists but will not load is remembered; a later one may still work.
         let mut broken: Option<(String, String)> = None;
         for cand in &list {
@@ -205,7 +205,7 @@ fn ok(code: c_int, call: &'static str) -> HipResult<()> {
 // writes, and buffer lengths are the buffers' real lengths.
 impl HipApi for HipDl {
     fn backend(&self) -> String {
-        format!("{} ({})", super::hip::backend_name(), self.soname)
+        format!("{} ({})", super::api::backend_name(), self.soname)
     }
 
     fn library(&self) -> Option<String> {

@@ -1,7 +1,7 @@
 //! Picking a `rocm/pytorch` tag: version filters, gfx targets (with overrides) and "nearest" suggestions.
 
-use super::request::DockerfileRequest;
-use super::select::{pinned, BaseImage, NEAREST};
+use super::base::{pinned, BaseImage, NEAREST};
+use crate::dockerfile::request::DockerfileRequest;
 use crate::error::Error;
 use crate::gfx::GfxTarget;
 use crate::matrix::{Matrices, RocmImage, RocmRelease};

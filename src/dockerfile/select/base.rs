@@ -1,0 +1,53 @@
+//! What every stack's pick returns: the base image and what the matrices say is inside it.
+
+use crate::error::Error;
+use crate::sanitize;
+
+/// How many alternatives an error lists.
+pub(crate) const NEAREST: usize = 5;
+
+/// The image a Dockerfile starts from, and what the matrices say is inside it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BaseImage {
+    /// The `FROM` reference: `repository:tag`, plus `@sha256:…` when the matrix pins a digest.
+    pub reference: String,
+    /// The digest the reference is pinned to, if any.
+    pub digest: Option<String>,
+    /// The matrix record used: `rocm-6.2.4`, `ngc-24.05`, `cpu-debian-bookworm`.
+    pub matrix_release: String,
+    /// ROCm version (rocm stack).
+    pub rocm: Option<String>,
+    /// PyTorch version inside, when known.
+    pub pytorch: Option<String>,
+    /// Python version inside, when known.
+    pub python: Option<String>,
+    /// Ubuntu version of the image, when known.
+    pub ubuntu: Option<String>,
+    /// CUDA version inside (ngc stack).
+    pub cuda: Option<String>,
+    /// True when the matrix marks the tag unconfirmed: it may not exist on the registry.
+    pub unconfirmed: bool,
+    /// One-line remarks for the Dockerfile header and the caller (why this image, what to check).
+    pub notes: Vec<String>,
+}
+
+/// A `FROM` reference from matrix data, checked like user input because `--matrices` is user input.
+pub(crate) fn pinned(
+    repository: &str,
+    tag: &str,
+    digest: Option<&str>,
+) -> Result<(String, Option<String>), Error> {
+    let digest = digest.map(|d| {
+        if d.starts_with("sha256:") {
+            d.to_string()
+        } else {
+            format!("sha256:{d}")
+        }
+    });
+    let reference = match &digest {
+        Some(d) => format!("{repository}:{tag}@{d}"),
+        None => format!("{repository}:{tag}"),
+    };
+    sanitize::image_reference("--matrices", &reference)?;
+    Ok((reference, digest))
+}
