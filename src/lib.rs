@@ -13,7 +13,7 @@ pub mod host;
 pub mod image_ref;
 pub mod inventory;
 pub mod matrix;
-pub mod parse;
+pub(crate) mod parse;
 pub mod report;
 pub mod runtime;
 pub mod sanitize;

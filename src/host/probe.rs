@@ -79,7 +79,8 @@ pub fn probe(root: &HostRoot, session: &dyn Session, opts: &ProbeOptions) -> Hos
     f.wsl = f
         .kernel
         .as_ref()
-        .is_some_and(|k| k.release.contains("microsoft"))
+        .and_then(|k| parse::kernel::parse_kernel_release(&k.release).ok())
+        .is_some_and(|k| k.is_wsl())
         || root.exists("/dev/dxg");
     probe_container_config(root, &mut f);
     if opts.deep {
@@ -737,9 +738,7 @@ fn probe_tools_output(session: &dyn Session, f: &mut HostFacts) {
                 ToolEvidence {
                     devices: r
                         .info
-                        .agents
-                        .iter()
-                        .filter(|a| a.device_type.as_deref() == Some("GPU"))
+                        .gpus()
                         .map(|a| {
                             a.gfx
                                 .map(|g: GfxTarget| g.to_string())

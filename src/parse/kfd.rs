@@ -87,11 +87,6 @@ impl KfdNode {
         Some(pci_bdf(self.get("domain").unwrap_or(0), loc))
     }
 
-    /// The node's PCI address with an explicit PCI domain (for kernels without a `domain` property).
-    pub fn pci_bdf(&self, domain: u64) -> Option<String> {
-        Some(pci_bdf(domain, self.location_id()?))
-    }
-
     /// SIMD count; 0 on CPU nodes.
     pub fn simd_count(&self) -> Option<u64> {
         self.get("simd_count")
@@ -100,27 +95,6 @@ impl KfdNode {
     /// True for a CPU node: no SIMDs or a gfx target version of 0.
     pub fn is_cpu(&self) -> bool {
         self.simd_count() == Some(0) || self.get("gfx_target_version") == Some(0)
-    }
-
-    /// Compute units: `simd_count / simd_per_cu`.
-    pub fn cu_count(&self) -> Option<u64> {
-        let per = self.get("simd_per_cu").filter(|&p| p > 0)?;
-        Some(self.simd_count()? / per)
-    }
-
-    /// `local_mem_size` in bytes (0 on recent kernels, which report VRAM in mem_banks).
-    pub fn local_mem_size(&self) -> Option<u64> {
-        self.get("local_mem_size")
-    }
-
-    /// The GPU's unique id (0 when the ASIC does not report one).
-    pub fn unique_id(&self) -> Option<u64> {
-        self.get("unique_id")
-    }
-
-    /// Number of XCCs (8 on MI300X in SPX mode).
-    pub fn num_xcc(&self) -> Option<u64> {
-        self.get("num_xcc")
     }
 }
 
@@ -143,7 +117,7 @@ mod tests {
         assert!(n.is_cpu());
         assert_eq!(n.gfx().unwrap(), None);
         assert_eq!(n.get("cpu_cores_count"), Some(24));
-        assert_eq!(n.cu_count(), None);
+        assert_eq!(n.simd_count(), Some(0));
         assert_eq!(n.props.len(), 30);
         // The `# source:` comment line is skipped, not read as a property.
         assert!(!n.props.keys().any(|k| k.starts_with('#')));
@@ -180,11 +154,12 @@ mod tests {
             assert_eq!(n.vendor_id(), Some(0x1002));
             assert_eq!(n.device_id(), Some(dev), "{gfx}");
             assert_eq!(n.bdf().as_deref(), Some(bdf), "{gfx}");
-            assert_eq!(n.cu_count(), Some(cu), "{gfx}");
-            assert_eq!(n.num_xcc(), Some(xcc), "{gfx}");
-            assert_eq!(n.unique_id(), Some(uid), "{gfx}");
+            let simd_per_cu = n.get("simd_per_cu").unwrap();
+            assert_eq!(n.simd_count().map(|s| s / simd_per_cu), Some(cu), "{gfx}");
+            assert_eq!(n.get("num_xcc"), Some(xcc), "{gfx}");
+            assert_eq!(n.get("unique_id"), Some(uid), "{gfx}");
             assert_eq!(n.drm_render_minor(), Some(0));
-            assert_eq!(n.local_mem_size(), Some(0));
+            assert_eq!(n.get("local_mem_size"), Some(0));
         }
         assert_eq!(parse_kfd_properties(GFX942).simd_count(), Some(1216));
     }
@@ -194,9 +169,6 @@ mod tests {
         assert_eq!(pci_bdf(0, 0x8600), "0000:86:00.0");
         assert_eq!(pci_bdf(1, 0x86ff), "0001:86:1f.7");
         assert_eq!(pci_bdf(0, u64::MAX), "0000:ff:1f.7");
-        let n = parse_kfd_properties(GFX906);
-        assert_eq!(n.pci_bdf(2).as_deref(), Some("0002:63:00.0"));
-        assert_eq!(KfdNode::default().pci_bdf(0), None);
     }
 
     #[test]
@@ -212,7 +184,7 @@ mod tests {
             "\0\u{1}\u{FFFD}",
         ));
         assert_eq!(n.props.len(), 1);
-        assert_eq!(n.num_xcc(), Some(8));
+        assert_eq!(n.get("num_xcc"), Some(8));
         assert_eq!(n.gfx(), Ok(None));
         assert!(!n.is_cpu());
         assert_eq!(n.bdf(), None);
@@ -221,9 +193,5 @@ mod tests {
         assert!(parse_kfd_properties("gfx_target_version 91600")
             .gfx()
             .is_err());
-        assert_eq!(
-            parse_kfd_properties("simd_count 8\nsimd_per_cu 0").cu_count(),
-            None
-        );
     }
 }
