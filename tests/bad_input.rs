@@ -269,3 +269,29 @@ fn a_rebuild_of_a_listed_distro_warns_instead_of_failing() {
     assert!(os.summary.contains("rebuild of rhel 9.4"), "{}", os.summary);
     assert_eq!(status(&r, "kernel.rocm-supported"), Status::Pass);
 }
+
+/// Issue 9: tools are found on the tree's own PATH mapped into the tree, executable files only.
+#[test]
+fn tools_are_looked_up_on_the_trees_path_inside_the_tree() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "opt/rocm/bin/rocminfo", b"#!/bin/sh\n");
+    fs::set_permissions(
+        dir.path().join("opt/rocm/bin/rocminfo"),
+        fs::Permissions::from_mode(0o755),
+    )
+    .unwrap();
+    // Not executable: not a tool.
+    write(dir.path(), "usr/bin/nvidia-smi", b"text");
+    write(
+        dir.path(),
+        ".rocmenv/recorded.yaml",
+        b"env:\n  PATH: /usr/bin:relative/dir:/opt/rocm/bin\n",
+    );
+    let r = run(dir.path());
+    assert_eq!(
+        r.facts.tools.get("rocminfo"),
+        Some(&Some("/opt/rocm/bin/rocminfo".to_string()))
+    );
+    assert_eq!(r.facts.tools.get("nvidia-smi"), Some(&None));
+}

@@ -633,17 +633,21 @@ fn probe_nodes(root: &HostRoot, session: &dyn Session, f: &mut HostFacts) {
 }
 
 fn probe_tools(root: &HostRoot, env: &BTreeMap<String, String>, f: &mut HostFacts) {
-    use std::os::unix::fs::PermissionsExt;
     let path = env.get("PATH").map(String::as_str).unwrap_or(DEFAULT_PATH);
+    // The tree's PATH, mapped into the tree: `/usr/bin` in a sysroot is `<tree>/usr/bin`. Relative entries are
+    // skipped: they depend on a working directory the host's processes had, not rocmenv's.
+    let dirs: Vec<std::path::PathBuf> = path
+        .split(':')
+        .filter(|d| d.starts_with('/'))
+        .map(|d| root.dir().join(d.trim_start_matches('/')))
+        .collect();
+    let search = std::env::join_paths(&dirs).ok();
     for tool in TOOLS {
-        let found = path
-            .split(':')
-            .filter(|d| d.starts_with('/'))
-            .find_map(|d| {
-                let host_path = format!("{}/{tool}", d.trim_end_matches('/'));
-                let m = root.metadata(&host_path).ok()?;
-                (m.is_file() && m.permissions().mode() & 0o111 != 0).then_some(host_path)
-            });
+        let found = search.as_ref().and_then(|p| {
+            let file = which::which_in(tool, Some(p), root.dir()).ok()?;
+            let inside = file.strip_prefix(root.dir()).ok()?;
+            Some(format!("/{}", inside.display()))
+        });
         f.tools.insert(tool.to_string(), found);
     }
 }
