@@ -37,7 +37,7 @@ pub fn exec(
     }
     let source = match (a.context, StackPlan::from_args(a.stack, matrices)?) {
         (Some(dir), _) => BuildSource::Dir(dir),
-        (None, Some(plan)) => super::dockerfile::build_source(&plan, &mut err)?,
+        (None, Some(plan)) => build_source(&plan, &mut err)?,
         (None, None) => unreachable!("clap requires --context or --stack"),
     };
     let (ctx, stack) = match &source {
@@ -53,6 +53,23 @@ pub fn exec(
     let outcome = res?;
     write_outcome(&outcome, a.json, out).map_err(Error::Output)?;
     Ok(crate::error::EXIT_OK)
+}
+
+/// Renders `o` into the files `rocmenv build` sends to the daemon; notes go to `err`.
+pub fn build_source(
+    o: &StackPlan,
+    err: &mut dyn Write,
+) -> Result<super::build::BuildSource, Error> {
+    let rendered = super::dockerfile::render(o, err)?;
+    let mut files = vec![(
+        PathBuf::from("Dockerfile"),
+        rendered.dockerfile.into_bytes(),
+    )];
+    files.extend(rendered.files);
+    Ok(BuildSource::Files {
+        stack: o.request.stack.name().to_string(),
+        files,
+    })
 }
 
 fn write_outcome(o: &BuildOutcome, json: bool, out: &mut dyn Write) -> std::io::Result<()> {

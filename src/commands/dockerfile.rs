@@ -163,20 +163,3 @@ pub fn exec(
     }
     Ok(crate::error::EXIT_OK)
 }
-
-/// Renders `o` into the files `rocmenv build` sends to the daemon; notes go to `err`.
-pub fn build_source(
-    o: &StackPlan,
-    err: &mut dyn Write,
-) -> Result<super::build::BuildSource, Error> {
-    let rendered = render(o, err)?;
-    let mut files = vec![(
-        PathBuf::from("Dockerfile"),
-        rendered.dockerfile.into_bytes(),
-    )];
-    files.extend(rendered.files);
-    Ok(super::build::BuildSource::Files {
-        stack: o.request.stack.name().to_string(),
-        files,
-    })
-}

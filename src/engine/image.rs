@@ -1,7 +1,7 @@
 //! Images in the daemon's store: make sure one is there, pulling it by tag or digest when a registry answers.
 
-use super::build::BuildEvent;
 use super::connect::{describe, Engine};
+use super::events::BuildEvent;
 use crate::error::Error;
 use crate::image_ref::ImageRef;
 use bollard::query_parameters::CreateImageOptionsBuilder;

@@ -6,13 +6,14 @@ mod connect;
 mod context;
 mod devices;
 mod dockerignore;
+mod events;
 mod gc;
 mod image;
 mod print;
 mod run;
 mod signals;
 
-pub use build::{build_context, build_files, content_tag, BuildEvent, BuildOutcome};
+pub use build::{build_context, build_files, content_tag, BuildOutcome};
 pub use connect::{
     docker_status, endpoint_from_env, resolve_endpoint, DockerInfo, DockerStatus, Engine,
     DEFAULT_SOCKET,
@@ -20,6 +21,7 @@ pub use connect::{
 pub use context::{base_images, BuildContext};
 pub use devices::{device_map, shm_size, video_render_gids, DeviceMap, DeviceVendor, GpuRequest};
 pub use dockerignore::DockerIgnore;
+pub use events::BuildEvent;
 pub use gc::Leftover;
 pub use print::docker_run_line;
 pub use run::{
