@@ -3,7 +3,7 @@
 use crate::error::Error;
 use crate::gfx::GfxTarget;
 use crate::host::HostFacts;
-use crate::matrix::{Confidence, Matrices, RocmRelease, Vendor};
+use crate::matrix::{Confidence, GfxRun, Matrices, RocmRelease, Vendor};
 use crate::version::Version;
 use serde::Serialize;
 
@@ -159,14 +159,12 @@ enum Runs {
 }
 
 fn how_it_runs(m: &Matrices, r: &RocmRelease, own: GfxTarget) -> Runs {
-    if r.builds(own) {
-        return Runs::Native(own);
-    }
-    match m.gfx_info(own).and_then(|i| i.override_to.as_ref()) {
-        Some(a) if a.crashes => Runs::No(format!("{own} is not built by ROCm {}, and overriding it to {} crashes (different ISA); no override is set", r.version, a.target)),
-        Some(a) if r.builds(a.target) => Runs::Override { own, to: a.target, confidence: a.confidence, note: a.note.clone() },
-        Some(a) => Runs::No(format!("{own} is not built by ROCm {}, nor is its override target {}", r.version, a.target)),
-        None => Runs::No(format!("{own} is not built by ROCm {} and no override is known", r.version)),
+    match m.gfx_on_release(r, own) {
+        GfxRun::Native(_) => Runs::Native(own),
+        GfxRun::Override(a) => Runs::Override { own, to: a.target, confidence: a.confidence, note: a.note.clone() },
+        GfxRun::OverrideCrashes(a) => Runs::No(format!("{own} is not built by ROCm {}, and overriding it to {} crashes (different ISA); no override is set", r.version, a.target)),
+        GfxRun::OverrideNotBuilt(a) => Runs::No(format!("{own} is not built by ROCm {}, nor is its override target {}", r.version, a.target)),
+        GfxRun::NoOverride => Runs::No(format!("{own} is not built by ROCm {} and no override is known", r.version)),
     }
 }
 
@@ -180,7 +178,7 @@ pub fn default_release<'m>(m: &'m Matrices, targets: &[GfxTarget]) -> &'m RocmRe
             .find(|r| targets.iter().all(|t| pred(r, *t)))
     };
     all(&|r, t| r.builds(t))
-        .or_else(|| all(&|r, t| !matches!(how_it_runs(m, r, t), Runs::No(_))))
+        .or_else(|| all(&|r, t| m.gfx_on_release(r, t).runs()))
         .unwrap_or_else(|| m.newest_rocm())
 }
 

@@ -434,3 +434,27 @@ fn load_dir_of_the_shipped_files_matches_embedded() {
 fn super_embedded_versions() -> Vec<String> {
     m().rocm_versions()
 }
+
+/// Issue 9: one query says how a gfx target runs on a release; env, dockerfile and doctor all ask it.
+#[test]
+fn one_rule_says_how_a_target_runs_on_a_release() {
+    use rocmenv::matrix::GfxRun;
+    let m = Matrices::load(None).unwrap();
+    let r = m.rocm_release("6.2.4").unwrap();
+    let gfx = |s: &str| s.parse::<GfxTarget>().unwrap();
+    assert!(matches!(
+        m.gfx_on_release(r, gfx("gfx1100")),
+        GfxRun::Native(_)
+    ));
+    let how = m.gfx_on_release(r, gfx("gfx1031"));
+    assert!(how.runs());
+    assert_eq!(how.override_target(), Some(gfx("gfx1030")));
+    let how = m.gfx_on_release(r, gfx("gfx1010"));
+    assert!(matches!(how, GfxRun::OverrideCrashes(_)) && !how.runs());
+    // gfx90c's override, gfx900, is no longer built by 6.2.4.
+    let how = m.gfx_on_release(r, gfx("gfx90c"));
+    assert!(
+        matches!(how, GfxRun::OverrideNotBuilt(_)) && !how.runs(),
+        "{how:?}"
+    );
+}

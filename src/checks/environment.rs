@@ -3,6 +3,7 @@
 use super::gpu::amd_in_order;
 use super::{Context, Finding, Status};
 use crate::gfx::GfxTarget;
+use crate::matrix::GfxRun;
 use crate::version::Version;
 
 const AREA: &str = "environment";
@@ -128,11 +129,8 @@ fn hsa_override(cx: &Context) -> Finding {
             let Some(own) = g.gfx.as_deref().and_then(|s| s.parse::<GfxTarget>().ok()) else {
                 continue;
             };
-            let native = r.builds(own);
-            let advice = cx
-                .matrices
-                .gfx_info(own)
-                .and_then(|x| x.override_to.as_ref());
+            let how = cx.matrices.gfx_on_release(r, own);
+            let native = matches!(how, GfxRun::Native(_));
             if own == over {
                 problems.push((
                     Status::Warn,
@@ -143,17 +141,15 @@ fn hsa_override(cx: &Context) -> Finding {
                 ));
             } else if native {
                 problems.push((Status::Fail, format!("{var}={val} makes device {i} ({own}, supported natively by ROCm {}) run {over} code", r.version), format!("unset {var}{}", if amd.len() > 1 { " (or use HSA_OVERRIDE_GFX_VERSION_<n> only for the GPUs that need one)" } else { "" })));
-            } else if advice.is_some_and(|a| a.target == over && !a.crashes) {
+            } else if how.override_target() == Some(over) {
                 fine.push(format!(
                     "{var}={val} is the known override for device {i} ({own})"
                 ));
             } else {
-                let right = advice
-                    .filter(|a| !a.crashes)
-                    .map(|a| format!("export {var}={}", a.target.override_value()))
-                    .unwrap_or_else(|| {
-                        format!("unset {var}: no override is known to work for {own}")
-                    });
+                let right = match how.override_target() {
+                    Some(t) => format!("export {var}={}", t.override_value()),
+                    None => format!("unset {var}: no override is known to work for {own}"),
+                };
                 problems.push((
                     Status::Fail,
                     format!("{var}={val} is wrong for device {i} ({own})"),

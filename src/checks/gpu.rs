@@ -4,7 +4,7 @@ use super::system::versions_text;
 use super::{gpu_label, Context, Finding, Status};
 use crate::gfx::GfxTarget;
 use crate::host::Gpu;
-use crate::matrix::{Confidence, SupportStatus};
+use crate::matrix::{Confidence, GfxRun, SupportStatus};
 
 const AREA: &str = "gpu";
 
@@ -154,7 +154,8 @@ fn gfx_supported(cx: &Context, g: &Gpu, index: usize) -> Finding {
         })
         .map(|x| x.version.to_string())
         .collect();
-    if let Some(s) = r.gfx_status(gfx) {
+    let how = cx.matrices.gfx_on_release(r, gfx);
+    if let GfxRun::Native(s) = how {
         let note = s
             .note
             .as_deref()
@@ -214,31 +215,33 @@ fn gfx_supported(cx: &Context, g: &Gpu, index: usize) -> Finding {
             versions_text(&natively)
         )
     };
-    let advice = cx
-        .matrices
-        .gfx_info(gfx)
-        .and_then(|i| i.override_to.as_ref());
     let set = override_for(cx, index);
-    let Some(a) = advice else {
-        return Finding::new(
-            ID,
-            AREA,
-            Status::Fail,
-            format!(
-                "{label}: {gfx}{src} is not built by ROCm {} and no override is known",
-                r.version
-            ),
-        )
-        .subject(sub)
-        .detail(format!(
-            "PyTorch would fail with `HIP error: invalid device function`{later}"
-        ))
-        .fix(match natively.last() {
-            Some(v) => format!("use ROCm {v} (--target rocm-{v}), or a GPU the release supports"),
-            None => {
-                "use a GPU that ROCm supports, or a community build of ROCm for this target".into()
-            }
-        });
+    let a = match how {
+        GfxRun::Override(a) | GfxRun::OverrideCrashes(a) | GfxRun::OverrideNotBuilt(a) => a,
+        GfxRun::Native(_) | GfxRun::NoOverride => {
+            return Finding::new(
+                ID,
+                AREA,
+                Status::Fail,
+                format!(
+                    "{label}: {gfx}{src} is not built by ROCm {} and no override is known",
+                    r.version
+                ),
+            )
+            .subject(sub)
+            .detail(format!(
+                "PyTorch would fail with `HIP error: invalid device function`{later}"
+            ))
+            .fix(match natively.last() {
+                Some(v) => {
+                    format!("use ROCm {v} (--target rocm-{v}), or a GPU the release supports")
+                }
+                None => {
+                    "use a GPU that ROCm supports, or a community build of ROCm for this target"
+                        .into()
+                }
+            });
+        }
     };
     let value = a.target.override_value();
     let conf = confidence_text(a.confidence);
@@ -247,13 +250,13 @@ fn gfx_supported(cx: &Context, g: &Gpu, index: usize) -> Finding {
         .as_deref()
         .map(|n| format!(" Reference: {n}"))
         .unwrap_or_default();
-    if a.crashes {
+    if matches!(how, GfxRun::OverrideCrashes(_)) {
         return Finding::new(ID, AREA, Status::Fail, format!("{label}: {gfx} is not built by ROCm {}, and overriding it to {} crashes (different ISA)", r.version, a.target))
             .subject(sub)
             .detail(format!("do not set HSA_OVERRIDE_GFX_VERSION={value} for this GPU ({conf}).{note}{later}"))
             .fix("use a GPU that ROCm supports, or a community ROCm build that includes this target");
     }
-    if !r.builds(a.target) {
+    if matches!(how, GfxRun::OverrideNotBuilt(_)) {
         let mut f = Finding::new(
             ID,
             AREA,

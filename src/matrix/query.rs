@@ -86,6 +86,54 @@ impl Matrices {
     }
 }
 
+/// How a gfx target runs on a ROCm release: the one rule doctor, env and dockerfile all ask.
+#[derive(Debug, Clone, Copy)]
+pub enum GfxRun<'m> {
+    /// The release builds the target's own kernels (supported, deprecated or experimental).
+    Native(&'m GfxSupport),
+    /// The release lacks the target, and the override gpus.yaml names is built: the device runs those kernels.
+    Override(&'m OverrideAdvice),
+    /// The release lacks the target, and its known override crashes (a different ISA).
+    OverrideCrashes(&'m OverrideAdvice),
+    /// The release builds neither the target nor its override target.
+    OverrideNotBuilt(&'m OverrideAdvice),
+    /// The release lacks the target and no override is known.
+    NoOverride,
+}
+
+impl GfxRun<'_> {
+    /// True when the device runs on the release, natively or through the override.
+    pub fn runs(&self) -> bool {
+        matches!(self, GfxRun::Native(_) | GfxRun::Override(_))
+    }
+
+    /// The target whose kernels the device runs when it runs through an override.
+    pub fn override_target(&self) -> Option<GfxTarget> {
+        match self {
+            GfxRun::Override(a) => Some(a.target),
+            _ => None,
+        }
+    }
+}
+
+impl Matrices {
+    /// How `target` runs on `release`: natively, through its override, or not, and why.
+    pub fn gfx_on_release<'m>(&'m self, release: &'m RocmRelease, target: GfxTarget) -> GfxRun<'m> {
+        if let Some(s) = release
+            .gfx_status(target)
+            .filter(|s| s.status != SupportStatus::Unsupported)
+        {
+            return GfxRun::Native(s);
+        }
+        match self.gfx_info(target).and_then(|i| i.override_to.as_ref()) {
+            None => GfxRun::NoOverride,
+            Some(a) if a.crashes => GfxRun::OverrideCrashes(a),
+            Some(a) if release.builds(a.target) => GfxRun::Override(a),
+            Some(a) => GfxRun::OverrideNotBuilt(a),
+        }
+    }
+}
+
 impl RocmRelease {
     /// The status of `target` in this release; `None` when the release does not list it.
     pub fn gfx_status(&self, target: GfxTarget) -> Option<&GfxSupport> {

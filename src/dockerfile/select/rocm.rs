@@ -38,11 +38,8 @@ fn version_flag(flag: &str, value: &Option<String>) -> Result<(), Error> {
 
 /// True when `release` runs `target`: it builds it, or the override gpus.yaml names (and does not call crashing).
 fn runs(m: &Matrices, release: &RocmRelease, target: GfxTarget) -> Option<Option<GfxTarget>> {
-    if release.builds(target) {
-        return Some(None);
-    }
-    let o = m.gfx_info(target)?.override_to.as_ref()?;
-    (!o.crashes && release.builds(o.target)).then_some(Some(o.target))
+    let how = m.gfx_on_release(release, target);
+    how.runs().then(|| how.override_target())
 }
 
 /// The newest `rocm/pytorch` image that matches the version flags and runs every gfx target.
