@@ -1,0 +1,209 @@
+//! The GPUs as the PCI bus, the KFD topology and DRM show them.
+
+use crate::host::facts::*;
+use crate::host::root::HostRoot;
+use crate::parse;
+use crate::vendor::Vendor;
+
+pub(super) fn hex_id(root: &HostRoot, path: &str) -> Option<u16> {
+    let v = root.read_value(path).ok()?;
+    u16::from_str_radix(v.trim_start_matches("0x"), 16).ok()
+}
+
+/// `16.0 GT/s PCIe` → 16.0; `Unknown` → None.
+pub(super) fn link_speed(text: &str) -> Option<f64> {
+    let n: f64 = text.split_whitespace().next()?.parse().ok()?;
+    (n.is_finite() && n > 0.0 && n < 1000.0).then_some(n)
+}
+
+pub(super) fn probe_pci(root: &HostRoot, f: &mut HostFacts) {
+    let base = "/sys/bus/pci/devices";
+    let devices = match root.list(base) {
+        Ok(d) => d,
+        Err(e) => {
+            f.unavailable("pci", e.to_string());
+            return;
+        }
+    };
+    for bdf in devices {
+        let dir = format!("{base}/{bdf}");
+        let Some(class) = root.read_value(&format!("{dir}/class")).ok() else {
+            continue;
+        };
+        // Display controllers (0x03xx: VGA, 3D, other) and processing accelerators (0x12xx: Instinct MI300).
+        let class = class.trim_start_matches("0x");
+        if !(class.starts_with("03") || class.starts_with("12")) {
+            continue;
+        }
+        let Some(vendor) = hex_id(root, &format!("{dir}/vendor")).and_then(Vendor::from_pci) else {
+            continue;
+        };
+        let device_id = match hex_id(root, &format!("{dir}/device")) {
+            Some(d) => format!("0x{d:04x}"),
+            None => {
+                f.unavailable(format!("gpu {bdf}"), "its PCI device id cannot be read");
+                continue;
+            }
+        };
+        let read_u64 = |name: &str| {
+            root.read_value(&format!("{dir}/{name}"))
+                .ok()
+                .and_then(|v| v.parse::<u64>().ok())
+        };
+        let numa_node = root
+            .read_value(&format!("{dir}/numa_node"))
+            .ok()
+            .and_then(|v| v.parse::<i64>().ok())
+            .filter(|n| *n >= 0 && *n < 4096);
+        let speed = |name: &str| {
+            root.read_value(&format!("{dir}/{name}"))
+                .ok()
+                .and_then(|v| link_speed(&v))
+        };
+        let width = |name: &str| {
+            root.read_value(&format!("{dir}/{name}"))
+                .ok()
+                .and_then(|v| v.parse::<u32>().ok())
+                .filter(|w| *w > 0 && *w <= 32)
+        };
+        let pcie = PcieLink {
+            current_speed_gts: speed("current_link_speed"),
+            current_width: width("current_link_width"),
+            max_speed_gts: speed("max_link_speed"),
+            max_width: width("max_link_width"),
+        };
+        let pcie =
+            (pcie.current_speed_gts.is_some() || pcie.current_width.is_some()).then_some(pcie);
+        let driver = root.link_name(&format!("{dir}/driver")).ok();
+        let mut gpu = Gpu {
+            vendor,
+            pci_address: bdf.clone(),
+            device_id,
+            name: None,
+            gfx: None,
+            gfx_source: None,
+            compute_capability: None,
+            vram_bytes: None,
+            render_node: None,
+            kfd_node: None,
+            integrated: None,
+            numa_node,
+            pcie,
+            driver,
+        };
+        if vendor == Vendor::Amd {
+            gpu.vram_bytes = read_u64("mem_info_vram_total");
+            let discrete_marker = root.exists(&format!("{dir}/mem_info_vram_vendor"))
+                || root.exists(&format!("{dir}/board_info"));
+            let gtt = read_u64("mem_info_gtt_total");
+            gpu.integrated = if discrete_marker {
+                Some(false)
+            } else {
+                match (gpu.vram_bytes, gtt) {
+                    // ollama's heuristic: a small carve-out with a large GTT is an APU.
+                    (Some(v), Some(g)) => Some(v <= 4 << 30 && g >= 8 << 30 && g >= 4 * v),
+                    _ => None,
+                }
+            };
+        }
+        f.gpus.push(gpu);
+    }
+}
+
+pub(super) fn probe_kfd(root: &HostRoot, f: &mut HostFacts) {
+    let base = "/sys/class/kfd/kfd/topology/nodes";
+    let mut nodes: Vec<u32> = match root.list(base) {
+        Ok(n) => n.iter().filter_map(|s| s.parse().ok()).collect(),
+        Err(e) => {
+            if f.amd_gpus().next().is_some() {
+                f.unavailable("kfd", e.to_string());
+            }
+            return;
+        }
+    };
+    nodes.sort();
+    for n in nodes {
+        let path = format!("{base}/{n}/properties");
+        let text = match root.read_text(&path) {
+            Ok(t) => t,
+            Err(e) => {
+                f.unavailable(format!("kfd node {n}"), e.to_string());
+                continue;
+            }
+        };
+        let node = parse::kfd::parse_kfd_properties(&text);
+        if node.is_cpu() {
+            continue;
+        }
+        let bdf = node.bdf();
+        let gfx = match node.gfx() {
+            Ok(g) => g,
+            Err(e) => {
+                f.unavailable(format!("kfd node {n} gfx"), e.to_string());
+                None
+            }
+        };
+        let render = node
+            .drm_render_minor()
+            .filter(|m| *m >= 128 && *m < 1024)
+            .map(|m| format!("/dev/dri/renderD{m}"));
+        let existing = bdf
+            .as_ref()
+            .and_then(|b| f.gpus.iter_mut().position(|g| &g.pci_address == b));
+        let idx = match existing {
+            Some(i) => i,
+            None => {
+                let vendor_ok = node.vendor_id() == Some(0x1002);
+                let (Some(b), true) = (bdf.clone(), vendor_ok) else {
+                    continue;
+                };
+                f.gpus.push(Gpu {
+                    vendor: Vendor::Amd,
+                    pci_address: b,
+                    device_id: node
+                        .device_id()
+                        .map(|d| format!("0x{d:04x}"))
+                        .unwrap_or_default(),
+                    name: None,
+                    gfx: None,
+                    gfx_source: None,
+                    compute_capability: None,
+                    vram_bytes: None,
+                    render_node: None,
+                    kfd_node: None,
+                    integrated: None,
+                    numa_node: None,
+                    pcie: None,
+                    driver: None,
+                });
+                f.gpus.len() - 1
+            }
+        };
+        let g = &mut f.gpus[idx];
+        g.kfd_node = Some(n);
+        g.gfx = gfx.map(|t| t.to_string());
+        g.gfx_source = g.gfx.as_ref().map(|_| "kfd".to_string());
+        if render.is_some() {
+            g.render_node = render;
+        }
+    }
+    f.gpus.sort_by(|a, b| a.pci_address.cmp(&b.pci_address));
+}
+
+pub(super) fn probe_drm(root: &HostRoot, f: &mut HostFacts) {
+    let Ok(names) = root.list("/sys/class/drm") else {
+        return;
+    };
+    for name in names.iter().filter(|n| n.starts_with("renderD")) {
+        let Ok(bdf) = root.link_name(&format!("/sys/class/drm/{name}/device")) else {
+            continue;
+        };
+        if let Some(g) = f
+            .gpus
+            .iter_mut()
+            .find(|g| g.pci_address == bdf && g.render_node.is_none())
+        {
+            g.render_node = Some(format!("/dev/dri/{name}"));
+        }
+    }
+}

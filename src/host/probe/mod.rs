@@ -1,0 +1,129 @@
+//! Reads a host through a `HostRoot` and a `Session` into `HostFacts`. Never aborts: what cannot be read is recorded.
+
+mod access;
+mod deep;
+mod drivers;
+mod gpus;
+mod installs;
+mod system;
+
+use super::facts::*;
+use super::root::HostRoot;
+use super::session::Session;
+use crate::parse;
+use access::*;
+use deep::*;
+use drivers::*;
+use gpus::*;
+use installs::*;
+use system::*;
+
+/// How far the probe goes.
+#[derive(Debug, Clone, Default)]
+pub struct ProbeOptions {
+    /// Run (or read the recorded output of) rocminfo and nvidia-smi.
+    pub deep: bool,
+}
+
+/// Tools whose presence on PATH the report shows.
+pub const TOOLS: [&str; 8] = [
+    "rocminfo",
+    "rocm-smi",
+    "amd-smi",
+    "nvidia-smi",
+    "hipcc",
+    "nvcc",
+    "docker",
+    "podman",
+];
+
+/// Environment variables that change which GPUs a framework uses and how.
+pub const GPU_ENV: [&str; 12] = [
+    "HSA_OVERRIDE_GFX_VERSION",
+    "HIP_VISIBLE_DEVICES",
+    "ROCR_VISIBLE_DEVICES",
+    "CUDA_VISIBLE_DEVICES",
+    "GPU_DEVICE_ORDINAL",
+    "NVIDIA_VISIBLE_DEVICES",
+    "PYTORCH_ROCM_ARCH",
+    "HCC_AMDGPU_TARGET",
+    "ROCM_PATH",
+    "HIP_PATH",
+    "CUDA_HOME",
+    "DOCKER_HOST",
+];
+
+pub(super) const DEFAULT_PATH: &str =
+    "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+
+/// Probes the host: facts only. Names and targets that come from the matrices are added by `inventory`.
+pub fn probe(root: &HostRoot, session: &dyn Session, opts: &ProbeOptions) -> HostFacts {
+    let mut f = HostFacts {
+        mode: if root.is_live() {
+            "live".into()
+        } else {
+            "sysroot".into()
+        },
+        ..HostFacts::default()
+    };
+    let env = session.env();
+    probe_kernel(root, &mut f);
+    probe_os(root, &mut f);
+    probe_pci(root, &mut f);
+    probe_kfd(root, &mut f);
+    probe_drm(root, &mut f);
+    probe_amdgpu(root, &mut f);
+    probe_nvidia(root, &mut f);
+    probe_rocm(root, &mut f);
+    probe_cuda(root, &mut f);
+    probe_user(root, session, &mut f);
+    probe_nodes(root, session, &mut f);
+    probe_tools(root, &env, &mut f);
+    probe_system(root, &mut f);
+    f.env = env
+        .iter()
+        .filter(|(k, _)| {
+            GPU_ENV.contains(&k.as_str()) || k.starts_with("HSA_OVERRIDE_GFX_VERSION_")
+        })
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    f.wsl = f
+        .kernel
+        .as_ref()
+        .and_then(|k| parse::kernel::parse_kernel_release(&k.release).ok())
+        .is_some_and(|k| k.is_wsl())
+        || root.exists("/dev/dxg");
+    probe_container_config(root, &mut f);
+    if opts.deep {
+        probe_tools_output(session, &mut f);
+    }
+    f
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nvidia_bus_ids_become_sysfs_addresses() {
+        assert_eq!(
+            pci_address_of_bus_id("00000000:17:00.0").as_deref(),
+            Some("0000:17:00.0")
+        );
+        assert_eq!(
+            pci_address_of_bus_id("00000001:AB:00.0").as_deref(),
+            Some("0001:ab:00.0")
+        );
+        assert_eq!(pci_address_of_bus_id("N/A"), None);
+        assert_eq!(pci_address_of_bus_id("zz:00.0"), None);
+    }
+
+    #[test]
+    fn link_speeds_parse_sysfs_text() {
+        assert_eq!(link_speed("16.0 GT/s PCIe"), Some(16.0));
+        assert_eq!(link_speed("2.5 GT/s"), Some(2.5));
+        assert_eq!(link_speed("Unknown"), None);
+        assert_eq!(link_speed("inf GT/s"), None);
+        assert_eq!(link_speed(""), None);
+    }
+}
