@@ -64,7 +64,7 @@ impl EnvPlan {
     }
 
     /// The variables that describe the image rather than this host's device numbering (for baking into a Dockerfile).
-    pub fn portable(&self) -> Vec<(String, String)> {
+    pub fn image_env(&self) -> Vec<(String, String)> {
         self.vars
             .iter()
             .filter(|v| !v.name.ends_with("_VISIBLE_DEVICES"))

@@ -4,7 +4,7 @@
 //! CI installs `libamdhip64-dev` (Debian's HIP 5.2); without it the HIP assertions become
 //! "library missing". Hosts with a real GPU or driver skip the assertions that expect none.
 
-use rocmenv::runtime::{probe_all, ProbeOptions, ProbeStatus, RuntimeReport};
+use rocmenv::runtime::{probe_all, ProbeStatus, RuntimeOptions, RuntimeReport};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -120,7 +120,7 @@ fn assert_this_machine(report: &RuntimeReport, why: &str) {
 
 #[test]
 fn this_machine_reports_cuda_absent_and_hip_without_device() {
-    let report = probe_all(&ProbeOptions::from_env());
+    let report = probe_all(&RuntimeOptions::from_env());
     assert_this_machine(&report, "default options");
     if cfg!(target_env = "musl") {
         return;
@@ -141,7 +141,7 @@ fn this_machine_reports_cuda_absent_and_hip_without_device() {
         "{code}"
     );
     let mut text = Vec::new();
-    rocmenv::runtime::render_human(&report, &mut text).unwrap();
+    rocmenv::report::render_runtime(&report, &mut text).unwrap();
     let text = String::from_utf8(text).unwrap();
     assert!(
         text.starts_with("CUDA: cudarc") && text.contains("\nHIP: "),
@@ -151,7 +151,7 @@ fn this_machine_reports_cuda_absent_and_hip_without_device() {
 
 #[test]
 fn a_wrong_rocm_path_falls_back_to_the_system_library() {
-    let opts = ProbeOptions {
+    let opts = RuntimeOptions {
         rocm_path: Some(PathBuf::from("/nonexistent")),
         hip_library: Some(PathBuf::from("/nonexistent/lib/libamdhip64.so")),
         ..Default::default()
@@ -165,7 +165,7 @@ fn child_probe_json() {
     if std::env::var_os("ROCMENV_PROBE_CHILD").is_none() {
         return;
     }
-    let report = probe_all(&ProbeOptions::from_env());
+    let report = probe_all(&RuntimeOptions::from_env());
     println!("@@{}@@", serde_json::to_string(&report).unwrap());
 }
 

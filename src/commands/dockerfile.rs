@@ -116,7 +116,7 @@ pub fn render(o: &StackPlan, err: &mut dyn Write) -> Result<Rendered, Error> {
         if !amd.is_empty() {
             let plan = envplan::plan(&m, &amd, release, None)?;
             warnings.extend(plan.warnings.iter().cloned());
-            req.env = plan.portable();
+            req.env = plan.image_env();
         }
     } else if stack == Stack::Ngc {
         let plan = envplan::plan(
@@ -128,7 +128,7 @@ pub fn render(o: &StackPlan, err: &mut dyn Write) -> Result<Rendered, Error> {
             None,
             None,
         )?;
-        req.env = plan.portable();
+        req.env = plan.image_env();
     }
     let rendered = dockerfile::render(&req, &m)?;
     for w in warnings.iter().chain(rendered.notes.iter()) {

@@ -51,7 +51,7 @@ pub fn build_report(opts: &DoctorOptions) -> Result<DoctorReport, Error> {
     // The runtimes are the host's own: ask them only when checking the running host.
     let runtime = root
         .is_live()
-        .then(|| crate::runtime::probe_all(&crate::runtime::ProbeOptions::from_env()));
+        .then(|| crate::runtime::probe_all(&crate::runtime::RuntimeOptions::from_env()));
     let cx = Context {
         runtime: runtime.as_ref(),
         facts: &facts,

@@ -4,11 +4,13 @@ mod env;
 mod human;
 mod json;
 mod progress;
+mod runtime;
 
 pub use env::{render_env, sh_quote, EnvFormat};
 pub use human::{render_human, Style};
 pub use json::{doctor_json, render_json};
 pub use progress::BuildProgress;
+pub use runtime::render_runtime;
 
 use crate::checks::{Finding, Summary};
 use crate::host::HostFacts;

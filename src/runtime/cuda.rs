@@ -6,7 +6,7 @@
 
 use super::cuda_errors::cuda_error;
 use super::loaded::{buffer_string, catch, compare, library_path_of, mib, pattern};
-use super::{Check, ProbeOptions, ProbeStatus, RuntimeDevice, RuntimeError, RuntimeProbe};
+use super::{Check, ProbeStatus, RuntimeDevice, RuntimeError, RuntimeOptions, RuntimeProbe};
 use cudarc::driver::result::{self as cu, DriverError};
 use cudarc::driver::sys::{self, CUdevice_attribute as Attr};
 use std::ffi::{c_void, CString};
@@ -39,7 +39,7 @@ fn derr(e: DriverError, call: &str) -> RuntimeError {
 }
 
 /// Probes the CUDA driver.
-pub(crate) fn probe(opts: &ProbeOptions) -> RuntimeProbe {
+pub(crate) fn probe(opts: &RuntimeOptions) -> RuntimeProbe {
     let mut p = RuntimeProbe::stopped("cuda", backend_name(), ProbeStatus::Error);
     // SAFETY: only tries to dlopen libcuda under cudarc's candidate names.
     match catch(|| unsafe { sys::is_culib_present() }) {
@@ -144,7 +144,7 @@ fn compile(p: &mut RuntimeProbe) -> Kernel {
     }
 }
 
-fn probe_device(i: i32, opts: &ProbeOptions, ptx: Option<&Kernel>) -> RuntimeDevice {
+fn probe_device(i: i32, opts: &RuntimeOptions, ptx: Option<&Kernel>) -> RuntimeDevice {
     let mut d = RuntimeDevice {
         index: i as u32,
         ..Default::default()

@@ -13,7 +13,6 @@ mod cuda_errors;
 mod errors;
 mod hip;
 mod hip_errors;
-mod human;
 mod loaded;
 
 pub use cuda_errors::{cuda_error, cuda_error_info};
@@ -22,7 +21,6 @@ pub use hip::{
     HIP_ATTR_MULTIPROCESSOR_COUNT, HIP_MEMCPY_DEVICE_TO_HOST, HIP_MEMCPY_HOST_TO_DEVICE,
 };
 pub use hip_errors::{hip_error, hip_error_info};
-pub use human::render_human;
 
 use crate::host::HostRoot;
 use serde::Serialize;
@@ -177,7 +175,7 @@ pub struct RuntimeReport {
 
 /// What to probe and where to look.
 #[derive(Debug, Clone)]
-pub struct ProbeOptions {
+pub struct RuntimeOptions {
     /// Where the KFD topology is read to name gfx targets (live `/`).
     pub root: HostRoot,
     /// `$ROCM_PATH`: its `lib/` is tried first for `libamdhip64`.
@@ -192,9 +190,9 @@ pub struct ProbeOptions {
     pub round_trip_bytes: usize,
 }
 
-impl Default for ProbeOptions {
+impl Default for RuntimeOptions {
     fn default() -> Self {
-        ProbeOptions {
+        RuntimeOptions {
             root: HostRoot::live(),
             rocm_path: None,
             hip_library: None,
@@ -205,10 +203,10 @@ impl Default for ProbeOptions {
     }
 }
 
-impl ProbeOptions {
+impl RuntimeOptions {
     /// The defaults plus `$ROCM_PATH` from the environment.
     pub fn from_env() -> Self {
-        ProbeOptions {
+        RuntimeOptions {
             rocm_path: std::env::var_os("ROCM_PATH")
                 .filter(|v| !v.is_empty())
                 .map(PathBuf::from),
@@ -218,7 +216,7 @@ impl ProbeOptions {
 }
 
 /// Probes CUDA, then HIP. Never panics: a panic inside a probe becomes an `Error` status.
-pub fn probe_all(opts: &ProbeOptions) -> RuntimeReport {
+pub fn probe_all(opts: &RuntimeOptions) -> RuntimeReport {
     if cfg!(target_env = "musl") {
         let unsupported = |runtime, backend| {
             let mut p = RuntimeProbe::stopped(runtime, backend, ProbeStatus::Unsupported);

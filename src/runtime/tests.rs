@@ -109,7 +109,7 @@ impl HipApi for FakeHip {
     }
 }
 
-fn opts_with_kfd() -> (tempfile::TempDir, ProbeOptions) {
+fn opts_with_kfd() -> (tempfile::TempDir, RuntimeOptions) {
     let dir = tempfile::tempdir().unwrap();
     let node = dir.path().join("sys/class/kfd/kfd/topology/nodes/1");
     std::fs::create_dir_all(&node).unwrap();
@@ -126,7 +126,7 @@ fn opts_with_kfd() -> (tempfile::TempDir, ProbeOptions) {
         "simd_count 0\ngfx_target_version 0\n",
     )
     .unwrap();
-    let opts = ProbeOptions {
+    let opts = RuntimeOptions {
         root: crate::host::HostRoot::sysroot(dir.path()).unwrap(),
         round_trip_bytes: 4096,
         ..Default::default()
@@ -161,7 +161,7 @@ fn fake_gpus_pass_and_get_gfx_from_kfd() {
     };
     assert_eq!(exit_code(&report), 0);
     let mut text = Vec::new();
-    render_human(&report, &mut text).unwrap();
+    crate::report::render_runtime(&report, &mut text).unwrap();
     let text = String::from_utf8(text).unwrap();
     assert!(
         text.contains("✓ 2 devices working") && text.contains("gfx942"),
@@ -195,7 +195,7 @@ fn corrupted_copies_and_failed_allocations_fail() {
     assert_eq!(p.status, ProbeStatus::Error);
     assert_eq!(p.error.as_ref().unwrap().name, "hipErrorOutOfMemory");
     assert_eq!(p.error.as_ref().unwrap().call, "hipMalloc");
-    let no_copy = ProbeOptions {
+    let no_copy = RuntimeOptions {
         round_trip: false,
         ..opts
     };
@@ -206,7 +206,7 @@ fn corrupted_copies_and_failed_allocations_fail() {
 
 #[test]
 fn no_device_and_errors_map_to_status() {
-    let opts = ProbeOptions::default();
+    let opts = RuntimeOptions::default();
     let p = probe_with(
         &FakeHip {
             count_error: Some(100),

@@ -169,7 +169,7 @@ pub fn plan_run(
                 let _ = writeln!(err, "rocmenv: warning: {w}");
             }
             // Device numbering is handled by mapping only the selected GPUs, so *_VISIBLE_DEVICES stay unset.
-            env = plan.portable();
+            env = plan.image_env();
         }
     }
     for (k, v) in &o.env {

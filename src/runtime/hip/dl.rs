@@ -5,7 +5,7 @@ use super::api::{
     HIP_MEMCPY_HOST_TO_DEVICE,
 };
 use crate::runtime::loaded::{buffer_string, c_string, library_path_of};
-use crate::runtime::{ProbeOptions, ProbeStatus, RuntimeProbe};
+use crate::runtime::{ProbeStatus, RuntimeOptions, RuntimeProbe};
 use libloading::Library;
 use std::ffi::{c_char, c_int, c_void};
 use std::mem::ManuallyDrop;
@@ -104,7 +104,7 @@ fn is_absent(candidate: &Path, message: &str) -> bool {
 
 impl HipDl {
     /// Loads the first candidate that exists; `Err` is the finished probe (missing or broken).
-    pub(crate) fn load(opts: &ProbeOptions) -> Result<Self, Box<RuntimeProbe>> {
+    pub(crate) fn load(opts: &RuntimeOptions) -> Result<Self, Box<RuntimeProbe>> {
         let list = candidates(
             opts.hip_library.as_deref(),
             opts.rocm_path.as_deref(),

@@ -23,13 +23,13 @@ pub(crate) use dl::candidates;
 
 use super::hip_errors::hip_error;
 use super::loaded::{catch, compare, mib, pattern};
-use super::{Check, ProbeOptions, ProbeStatus, RuntimeDevice, RuntimeProbe};
+use super::{Check, ProbeStatus, RuntimeDevice, RuntimeOptions, RuntimeProbe};
 use crate::host::HostRoot;
 use crate::parse::kfd::parse_kfd_properties;
 
 /// Probes HIP through `libamdhip64` loaded at run time.
 #[cfg(not(feature = "hip"))]
-pub(crate) fn probe(opts: &ProbeOptions) -> RuntimeProbe {
+pub(crate) fn probe(opts: &RuntimeOptions) -> RuntimeProbe {
     match dl::HipDl::load(opts) {
         Ok(api) => probe_with(&api, opts),
         Err(stopped) => *stopped,
@@ -38,7 +38,7 @@ pub(crate) fn probe(opts: &ProbeOptions) -> RuntimeProbe {
 
 /// Probes HIP through hip-sys, linked at build time.
 #[cfg(feature = "hip")]
-pub(crate) fn probe(opts: &ProbeOptions) -> RuntimeProbe {
+pub(crate) fn probe(opts: &RuntimeOptions) -> RuntimeProbe {
     probe_with(&linked::HipLinked, opts)
 }
 
@@ -51,7 +51,7 @@ pub(crate) fn hip_version(v: i32) -> String {
 }
 
 /// The probe proper, over any backend.
-pub(crate) fn probe_with(api: &dyn HipApi, opts: &ProbeOptions) -> RuntimeProbe {
+pub(crate) fn probe_with(api: &dyn HipApi, opts: &RuntimeOptions) -> RuntimeProbe {
     let mut p = RuntimeProbe::stopped("hip", api.backend(), ProbeStatus::Error);
     p.library = api.library();
     let err = |(code, call): (i32, &str)| {
@@ -107,7 +107,7 @@ pub(crate) fn probe_with(api: &dyn HipApi, opts: &ProbeOptions) -> RuntimeProbe 
 fn probe_device(
     api: &dyn HipApi,
     dev: i32,
-    opts: &ProbeOptions,
+    opts: &RuntimeOptions,
     gfx: &[(PciAddress, Result<String, String>)],
     err: &dyn Fn((i32, &'static str)) -> super::RuntimeError,
 ) -> RuntimeDevice {

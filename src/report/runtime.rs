@@ -1,10 +1,10 @@
 //! The plain-text report of `rocmenv probe`, with doctor's ✓ ! ✗ - marks.
 
-use super::{Check, CheckStatus, ProbeStatus, RuntimeDevice, RuntimeProbe, RuntimeReport};
+use crate::runtime::{Check, CheckStatus, ProbeStatus, RuntimeDevice, RuntimeProbe, RuntimeReport};
 use std::io::Write;
 
 /// Writes both runtimes as text for people.
-pub fn render_human(report: &RuntimeReport, out: &mut dyn Write) -> std::io::Result<()> {
+pub fn render_runtime(report: &RuntimeReport, out: &mut dyn Write) -> std::io::Result<()> {
     runtime(&report.cuda, "CUDA", out)?;
     writeln!(out)?;
     runtime(&report.hip, "HIP", out)
