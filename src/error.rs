@@ -82,6 +82,17 @@ pub enum Error {
     /// Writing the report failed (a closed pipe is not an error).
     #[error("cannot write the report: {0}")]
     Output(#[source] std::io::Error),
+    /// A file or directory could not be read or written.
+    #[error("cannot {what} {}: {source}", path.display())]
+    Io {
+        /// What was being done: `create`, `write`, `read`.
+        what: &'static str,
+        /// The path it was done to.
+        path: PathBuf,
+        /// What the system said.
+        #[source]
+        source: std::io::Error,
+    },
     /// The environment could not be used.
     #[error("{0}")]
     Environment(String),
@@ -136,6 +147,15 @@ impl Error {
         }
     }
 
+    /// An I/O error on `path`, kept with the path and what was being done.
+    pub fn io(what: &'static str, path: impl Into<PathBuf>, source: std::io::Error) -> Error {
+        Error::Io {
+            what,
+            path: path.into(),
+            source,
+        }
+    }
+
     /// The exit code this error ends the process with.
     pub fn exit_code(&self) -> i32 {
         match self {
@@ -144,6 +164,7 @@ impl Error {
             | Error::Usage { .. }
             | Error::Reference { .. } => EXIT_USAGE,
             Error::Output(_)
+            | Error::Io { .. }
             | Error::Environment(_)
             | Error::DaemonUnreachable { .. }
             | Error::ImageMissing { .. }

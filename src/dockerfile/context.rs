@@ -11,9 +11,7 @@ use std::path::{Component, Path, PathBuf};
 /// Each file goes to `<name>.tmp` first and is renamed into place, so an error or Ctrl-C leaves
 /// either the old file or the new one; files rocmenv did not write are left alone.
 pub fn write_context(rendered: &Rendered, dir: &Path) -> Result<(), Error> {
-    let io = |path: &Path, what: &str, e: std::io::Error| {
-        Error::Environment(format!("cannot {what} {}: {e}", path.display()))
-    };
+    let io = |path: &Path, what: &'static str, e: std::io::Error| Error::io(what, path, e);
     fs::create_dir_all(dir).map_err(|e| io(dir, "create", e))?;
     let mut all: Vec<(PathBuf, &[u8])> =
         vec![(PathBuf::from("Dockerfile"), rendered.dockerfile.as_bytes())];

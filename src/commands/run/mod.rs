@@ -256,8 +256,7 @@ fn run(o: &RunPlan, out: &mut dyn Write, err: &mut dyn Write) -> Result<i32, Err
     }
     if let Some((path, to)) = &o.result {
         match &outcome.result_file {
-            Some(data) => std::fs::write(to, data)
-                .map_err(|e| Error::Environment(format!("cannot write {}: {e}", to.display())))?,
+            Some(data) => std::fs::write(to, data).map_err(|e| Error::io("write", to, e))?,
             None => {
                 let _ = writeln!(
                     err,

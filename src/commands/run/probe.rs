@@ -104,12 +104,7 @@ fn probe_binary(o: &RunPlan) -> Result<(PathBuf, Vec<u8>, crate::elf::Executable
         let this = std::env::current_exe().map_err(|e| {
             Error::Environment(format!("cannot find the running rocmenv binary: {e}"))
         })?;
-        let bytes = std::fs::read(&this).map_err(|e| {
-            Error::Environment(format!(
-                "cannot read {} to copy it into the container: {e}",
-                this.display()
-            ))
-        })?;
+        let bytes = std::fs::read(&this).map_err(|e| Error::io("read", &this, e))?;
         let exe = crate::elf::inspect(&bytes)
             .map_err(|e| Error::Environment(format!("{}: {e}", this.display())))?;
         return Ok((this, bytes, exe));
