@@ -411,3 +411,25 @@ fn unreachable_daemon_is_one_line_naming_the_endpoint() {
         }
     }
 }
+
+/// Issue 10: colour follows the CLI conventions — forced by CLICOLOR_FORCE, never with NO_COLOR or on a pipe,
+/// and TERM=dumb does not get colour unless forced.
+#[test]
+fn colour_follows_no_color_clicolor_force_and_term() {
+    let run = |env: &[(&str, &str)]| {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_rocmenv"));
+        c.args(["doctor", "--sysroot", &fixture("rx6700xt-ubuntu2204")])
+            .env_remove("ROCMENV_MATRICES")
+            .env_remove("NO_COLOR")
+            .env_remove("CLICOLOR_FORCE")
+            .env_remove("CLICOLOR");
+        for (k, v) in env {
+            c.env(k, v);
+        }
+        String::from_utf8_lossy(&c.output().expect("runs").stdout).into_owned()
+    };
+    assert!(!run(&[]).contains('\u{1b}'), "a pipe gets no colour");
+    assert!(!run(&[("TERM", "dumb")]).contains('\u{1b}'));
+    assert!(run(&[("CLICOLOR_FORCE", "1")]).contains("\u{1b}["));
+    assert!(!run(&[("CLICOLOR_FORCE", "1"), ("NO_COLOR", "1")]).contains('\u{1b}'));
+}

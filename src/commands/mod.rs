@@ -21,9 +21,7 @@ pub fn dispatch(cli: Cli) -> Result<i32, Error> {
     let mut out = stdout.lock();
     let matrices = cli.matrices;
     match cli.command {
-        Command::Doctor(a) => {
-            doctor::exec(a, matrices, Style::detect(stdout.is_terminal()), &mut out)
-        }
+        Command::Doctor(a) => doctor::exec(a, matrices, Style::detect(&stdout), &mut out),
         Command::Env(a) => env::exec(a, matrices, &mut out, &mut std::io::stderr()),
         Command::Dockerfile(a) => dockerfile::exec(*a, matrices, &mut out, &mut std::io::stderr()),
         Command::Probe { json } => probe::exec(json, &mut out),

@@ -15,30 +15,35 @@ pub enum Style {
 }
 
 impl Style {
-    /// Colour only on a terminal, and never when `NO_COLOR` is set (to anything non-empty).
-    pub fn detect(is_terminal: bool) -> Self {
-        let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
-        if is_terminal && !no_color {
-            Style::Color
-        } else {
-            Style::Plain
+    /// Colour for `stream` as anstream decides it: only on a terminal that can show it, never with `NO_COLOR`
+    /// or `TERM=dumb`, always with `CLICOLOR_FORCE`.
+    pub fn detect<S: anstream::stream::RawStream>(stream: &S) -> Self {
+        match anstream::AutoStream::choice(stream) {
+            anstream::ColorChoice::Never => Style::Plain,
+            _ => Style::Color,
         }
     }
 
-    fn paint(self, code: &str, text: &str) -> String {
+    fn paint(self, style: anstyle::Style, text: &str) -> String {
         match self {
             Style::Plain => text.to_string(),
-            Style::Color => format!("\x1b[{code}m{text}\x1b[0m"),
+            Style::Color => format!("{style}{text}{style:#}"),
         }
     }
 }
 
+const GREEN: anstyle::Style = anstyle::AnsiColor::Green.on_default();
+const YELLOW: anstyle::Style = anstyle::AnsiColor::Yellow.on_default();
+const RED_BOLD: anstyle::Style = anstyle::AnsiColor::Red.on_default().bold();
+const DIM: anstyle::Style = anstyle::Style::new().dimmed();
+const BOLD: anstyle::Style = anstyle::Style::new().bold();
+
 fn mark(s: Status, style: Style) -> String {
     match s {
-        Status::Pass => style.paint("32", "✓"),
-        Status::Warn => style.paint("33", "!"),
-        Status::Fail => style.paint("31;1", "✗"),
-        Status::Skip => style.paint("2", "-"),
+        Status::Pass => style.paint(GREEN, "✓"),
+        Status::Warn => style.paint(YELLOW, "!"),
+        Status::Fail => style.paint(RED_BOLD, "✗"),
+        Status::Skip => style.paint(DIM, "-"),
     }
 }
 
@@ -154,7 +159,7 @@ fn finding(f: &Finding, style: Style, out: &mut dyn Write) -> std::io::Result<()
     writeln!(out, "  {} {}", mark(f.status, style), f.summary)?;
     let shows_more = matches!(f.status, Status::Warn | Status::Fail);
     if let (Some(d), true) = (&f.detail, shows_more) {
-        writeln!(out, "      {}", style.paint("2", d))?;
+        writeln!(out, "      {}", style.paint(DIM, d))?;
     }
     if let (Some(x), true) = (&f.fix, shows_more) {
         writeln!(out, "      fix: {x}")?;
@@ -213,14 +218,14 @@ pub fn render_human(r: &DoctorReport, style: Style, out: &mut dyn Write) -> std:
             continue;
         }
         writeln!(out)?;
-        writeln!(out, "{}", style.paint("1", area_title(area)))?;
+        writeln!(out, "{}", style.paint(BOLD, area_title(area)))?;
         for x in items {
             finding(x, style, out)?;
         }
     }
     if !f.unavailable.is_empty() {
         writeln!(out)?;
-        writeln!(out, "{}", style.paint("1", "Could not read"))?;
+        writeln!(out, "{}", style.paint(BOLD, "Could not read"))?;
         for u in &f.unavailable {
             writeln!(out, "  - {}: {}", u.fact, u.reason)?;
         }
@@ -239,15 +244,12 @@ mod tests {
     use super::*;
 
     #[test]
-    fn colour_only_on_a_terminal() {
-        // NO_COLOR is read from the environment; the test process leaves it alone unless CI sets it.
-        if std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty()) {
-            assert_eq!(Style::detect(true), Style::Plain);
-        } else {
-            assert_eq!(Style::detect(true), Style::Color);
+    fn paint_only_in_colour() {
+        assert_eq!(Style::Plain.paint(RED_BOLD, "x"), "x");
+        assert_eq!(Style::Color.paint(RED_BOLD, "x"), "\x1b[1m\x1b[31mx\x1b[0m");
+        // A pipe is no terminal: plain, whatever TERM says (CLICOLOR_FORCE aside, see tests/cli.rs).
+        if std::env::var_os("CLICOLOR_FORCE").is_none() {
+            assert_eq!(Style::detect(&Vec::<u8>::new()), Style::Plain);
         }
-        assert_eq!(Style::detect(false), Style::Plain);
-        assert_eq!(Style::Plain.paint("31", "x"), "x");
-        assert_eq!(Style::Color.paint("31", "x"), "\x1b[31mx\x1b[0m");
     }
 }
