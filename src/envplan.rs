@@ -108,7 +108,7 @@ pub fn inputs_from_gfx(m: &Matrices, names: &[String]) -> Result<Vec<GpuInput>, 
         .iter()
         .map(|n| {
             let bad = |message: String| Error::Usage {
-                flag: "--gfx".into(),
+                flag: "gfx".into(),
                 message,
             };
             let t: GfxTarget = n
@@ -216,7 +216,7 @@ pub fn plan(
         };
         if d >= count {
             return Err(Error::Usage {
-                flag: "--device".into(),
+                flag: "device".into(),
                 message: format!("device {d} does not exist; this host has {} AMD and {} NVIDIA GPU(s), numbered from 0", amd.len(), nvidia.len()),
             });
         }

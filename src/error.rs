@@ -147,6 +147,31 @@ impl Error {
         }
     }
 
+    /// Names the library field a usage error is about as the command-line flag it came from (`pip` → `--pip`);
+    /// `renames` maps fields whose flag has another name in this command (`device` → `gpu` for `rocmenv run`).
+    pub fn named_as_flags(self, renames: &[(&str, &str)]) -> Error {
+        match self {
+            // `rocm/pytorch`: the value was wrong in combination, so every field is named.
+            Error::Usage { flag, message } if !flag.starts_with('-') => {
+                let flags: Vec<String> = flag
+                    .split('/')
+                    .map(|field| {
+                        let name = renames
+                            .iter()
+                            .find(|(f, _)| *f == field)
+                            .map_or(field, |(_, to)| to);
+                        format!("--{name}")
+                    })
+                    .collect();
+                Error::Usage {
+                    flag: flags.join("/"),
+                    message,
+                }
+            }
+            e => e,
+        }
+    }
+
     /// An I/O error on `path`, kept with the path and what was being done.
     pub fn io(what: &'static str, path: impl Into<PathBuf>, source: std::io::Error) -> Error {
         Error::Io {

@@ -84,7 +84,7 @@ fn ngc_driver_470_is_refused() {
     let mut r = req(Stack::Ngc);
     r.driver = Some("470.0".parse().unwrap());
     let (flag, message) = usage(&r);
-    assert_eq!(flag, "--driver");
+    assert_eq!(flag, "driver");
     assert!(
         message.contains("no NGC PyTorch release runs on driver 470.0"),
         "{message}"

@@ -20,7 +20,7 @@ pub fn dispatch(cli: Cli) -> Result<i32, Error> {
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     let matrices = cli.matrices;
-    match cli.command {
+    let done = match cli.command {
         Command::Doctor(a) => doctor::exec(a, matrices, Style::detect(&stdout), &mut out),
         Command::Env(a) => env::exec(a, matrices, &mut out, &mut std::io::stderr()),
         Command::Dockerfile(a) => dockerfile::exec(*a, matrices, &mut out, &mut std::io::stderr()),
@@ -32,7 +32,9 @@ pub fn dispatch(cli: Cli) -> Result<i32, Error> {
         Command::Run(a) => Ok(run::exec(a, matrices, &mut out, &mut std::io::stderr())),
         Command::Gc { json } => gc::exec(json, &mut out),
         Command::Completions { shell } => completions::exec(shell, &mut out),
-    }
+    };
+    // The library names the field a value was for; here it becomes the flag the user typed.
+    done.map_err(|e| e.named_as_flags(&[]))
 }
 
 /// The result of writing a report: a closed pipe (`rocmenv doctor | head`) is the reader's choice, not a failure.

@@ -89,23 +89,23 @@ fn onnxruntime_for(stack: Stack) -> Onnx {
 /// Checks every user value before any of it reaches a template.
 fn validate_request(req: &DockerfileRequest) -> Result<(), Error> {
     for p in &req.pip {
-        sanitize::pip_requirement("--pip", p)?;
+        sanitize::pip_requirement("pip", p)?;
     }
     for a in &req.apt {
-        sanitize::apt_package("--apt", a)?;
+        sanitize::apt_package("apt", a)?;
     }
     for (name, value) in &req.env {
-        sanitize::env_name("--env", name)?;
-        sanitize::env_value("--env", value)?;
+        sanitize::env_name("env", name)?;
+        sanitize::env_value("env", value)?;
     }
     if let Some(s) = &req.source {
-        sanitize::label_value("--source", s)?;
+        sanitize::label_value("source", s)?;
     }
     let rocm_flags = [
-        ("--rocm", &req.rocm),
-        ("--pytorch", &req.pytorch),
-        ("--ubuntu", &req.ubuntu),
-        ("--python", &req.python),
+        ("rocm", &req.rocm),
+        ("pytorch", &req.pytorch),
+        ("ubuntu", &req.ubuntu),
+        ("python", &req.python),
     ];
     let stray = match req.stack {
         Stack::Rocm => None,
@@ -114,7 +114,7 @@ fn validate_request(req: &DockerfileRequest) -> Result<(), Error> {
             .find(|(_, v)| v.is_some())
             .map(|(f, _)| *f),
     };
-    let stray = stray.or((req.stack != Stack::Ngc && req.ngc.is_some()).then_some("--ngc"));
+    let stray = stray.or((req.stack != Stack::Ngc && req.ngc.is_some()).then_some("ngc"));
     if let Some(flag) = stray {
         return Err(Error::Usage {
             flag: flag.into(),
@@ -123,7 +123,7 @@ fn validate_request(req: &DockerfileRequest) -> Result<(), Error> {
     }
     if req.base.is_some() && req.stack != Stack::Cpu {
         return Err(Error::Usage {
-            flag: "--base".into(),
+            flag: "base".into(),
             message: format!(
                 "only the cpu stack takes a base image; the {} stack's base comes from the matrices",
                 req.stack
@@ -198,7 +198,7 @@ fn labels(
     }
     for value in l.values() {
         // Matrix text can come from `--matrices DIR`, so it is checked like any user value.
-        sanitize::label_value("--matrices", value)?;
+        sanitize::label_value("matrices", value)?;
     }
     Ok(l)
 }

@@ -48,13 +48,13 @@ impl BuildContext {
     /// Reads every regular file under `dir` that its `.dockerignore` keeps (symlinks and `.git` are skipped).
     pub fn from_dir(dir: &Path) -> Result<Self, Error> {
         let bad = |why: String| Error::Usage {
-            flag: "--context".into(),
+            flag: "context".into(),
             message: format!("{}: {why}", dir.display()),
         };
         let ignore_file = dir.join(".dockerignore");
         let ignore = match std::fs::read_to_string(&ignore_file) {
             Ok(text) => DockerIgnore::parse(&text).map_err(|why| Error::Usage {
-                flag: "--context".into(),
+                flag: "context".into(),
                 message: format!("{}: {why}", ignore_file.display()),
             })?,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => DockerIgnore::default(),

@@ -164,7 +164,7 @@ pub fn plan_run(
             .collect();
         if !inputs.is_empty() {
             let plan = envplan::plan(&m, &inputs, None, o.gpu)
-                .map_err(|e| usage("--gpu", e.to_string().replace("--device", "--gpu")))?;
+                .map_err(|e| e.named_as_flags(&[("device", "gpu")]))?;
             for w in &plan.warnings {
                 let _ = writeln!(err, "rocmenv: warning: {w}");
             }
@@ -206,7 +206,10 @@ pub fn exec(
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> i32 {
-    match RunPlan::from_args(a, matrices).and_then(|o| run(&o, out, err)) {
+    match RunPlan::from_args(a, matrices)
+        .and_then(|o| run(&o, out, err))
+        .map_err(|e| e.named_as_flags(&[]))
+    {
         Ok(code) => code,
         Err(e) => {
             let _ = writeln!(err, "rocmenv: {e}");

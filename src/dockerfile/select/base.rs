@@ -48,6 +48,6 @@ pub(crate) fn pinned(
         Some(d) => format!("{repository}:{tag}@{d}"),
         None => format!("{repository}:{tag}"),
     };
-    sanitize::image_reference("--matrices", &reference)?;
+    sanitize::image_reference("matrices", &reference)?;
     Ok((reference, digest))
 }

@@ -26,12 +26,12 @@ pub(super) fn select_cpu(req: &DockerfileRequest) -> Result<BaseImage, Error> {
             notes: Vec::new(),
         });
     };
-    let parsed = sanitize::image_reference("--base", base)?;
+    let parsed = sanitize::image_reference("base", base)?;
     let digest = parsed.digest.clone();
     let tag = parsed.tag.as_deref();
     if digest.is_none() && tag.is_none_or(|t| t == "latest") {
         return Err(Error::Usage {
-            flag: "--base".into(),
+            flag: "base".into(),
             message: format!(
                 "`{base}` is not pinned; name a tag other than `latest` (or a digest) so the build is reproducible"
             ),

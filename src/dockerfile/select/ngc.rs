@@ -52,7 +52,7 @@ pub(super) fn select_ngc(req: &DockerfileRequest, m: &Matrices) -> Result<BaseIm
                 .map(|r| r.release.as_str())
                 .collect();
             return Err(Error::Usage {
-                flag: "--ngc".into(),
+                flag: "ngc".into(),
                 message: format!(
                     "no NGC PyTorch release `{}`; nearest: {}",
                     validate_shown(want),
@@ -84,7 +84,7 @@ pub(super) fn select_ngc(req: &DockerfileRequest, m: &Matrices) -> Result<BaseIm
                     .iter()
                     .min_by(|a, b| a.min_driver.cmp(&b.min_driver));
                 Err(Error::Usage {
-                    flag: "--driver".into(),
+                    flag: "driver".into(),
                     message: match oldest {
                         Some(o) => format!(
                             "no NGC PyTorch release runs on driver {d}; the oldest requirement is NGC {} needing ≥ {} (update the driver, or pass --ngc for a datacenter GPU with forward compatibility)",
@@ -97,7 +97,7 @@ pub(super) fn select_ngc(req: &DockerfileRequest, m: &Matrices) -> Result<BaseIm
         },
         None => {
             let r = releases.last().ok_or_else(|| Error::Usage {
-                flag: "--matrices".into(),
+                flag: "matrices".into(),
                 message: "ngc.yaml lists no releases".into(),
             })?;
             let note = format!(

@@ -45,10 +45,10 @@ fn runs(m: &Matrices, release: &RocmRelease, target: GfxTarget) -> Option<Option
 /// The newest `rocm/pytorch` image that matches the version flags and runs every gfx target.
 pub(super) fn select_rocm(req: &DockerfileRequest, m: &Matrices) -> Result<BaseImage, Error> {
     for (flag, v) in [
-        ("--rocm", &req.rocm),
-        ("--pytorch", &req.pytorch),
-        ("--ubuntu", &req.ubuntu),
-        ("--python", &req.python),
+        ("rocm", &req.rocm),
+        ("pytorch", &req.pytorch),
+        ("ubuntu", &req.ubuntu),
+        ("python", &req.python),
     ] {
         version_flag(flag, v)?;
     }
@@ -147,7 +147,7 @@ fn rocm_not_found(
     runs_all: &dyn Fn(&RocmRelease) -> bool,
 ) -> Error {
     let asked = [&req.rocm, &req.pytorch, &req.ubuntu, &req.python];
-    let names = ["--rocm", "--pytorch", "--ubuntu", "--python"];
+    let names = ["rocm", "pytorch", "ubuntu", "python"];
     let words = ["ROCm", "PyTorch", "Ubuntu", "Python"];
     let mut flags: Vec<&str> = names
         .iter()
@@ -163,7 +163,7 @@ fn rocm_not_found(
     if !req.gfx.is_empty() {
         let gfx: Vec<String> = req.gfx.iter().map(|g| g.to_string()).collect();
         wanted.push(format!("running {}", gfx.join(", ")));
-        flags.push("--gfx");
+        flags.push("gfx");
     }
     let any_runs = all.iter().any(|(r, _)| runs_all(r));
     let rocm_want = req.rocm.as_deref().map(num_key);
@@ -194,7 +194,7 @@ fn rocm_not_found(
         .map(|(_, i)| i.tag.as_str())
         .collect();
     let flag = if flags.is_empty() {
-        "--matrices".to_string()
+        "matrices".to_string()
     } else {
         flags.join("/")
     };
