@@ -657,3 +657,23 @@ fn the_rocm_and_ngc_templates_run_their_instructions_for_real() {
     }
     assert_no_leftovers(&d.engine);
 }
+
+/// Issue 9: a digest-pinned reference is pulled by digest from its own registry, not split at its last `:` into
+/// a repository `…:2.1@sha256` that the daemon refuses as an invalid reference. Nothing listens on port 5999, so
+/// the pull fails at that registry, and the error says so.
+#[test]
+fn a_digest_pinned_image_is_pulled_from_its_registry() {
+    let Some(d) = daemon("digest") else { return };
+    let image = format!(
+        "127.0.0.1:5999/team/torch:2.1@sha256:{}",
+        "0123456789abcdef".repeat(4)
+    );
+    let o = rocmenv(&["run", "--vendor", "cpu", "--image", &image, "--", "true"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(125), "{err}");
+    assert!(!err.contains("invalid reference format"), "{err}");
+    assert!(err.contains("127.0.0.1:5999"), "{err}");
+    assert!(err.contains("could not be pulled"), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert_no_leftovers(&d.engine);
+}
