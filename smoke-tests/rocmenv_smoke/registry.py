@@ -27,7 +27,7 @@ BENCH = {
     "vit_b_16": TestDef("models", "bench_vit_b_16", ("torchvision",), True),
     "onnx": TestDef("onnxrt", "bench_onnx", ("onnxruntime", "onnx"), True),
     "sd15_unet": TestDef("diffusion", "bench_sd15_unet", ("diffusers",), True),
-    "tune": TestDef("tune", "bench_tune", (), True),
+    "tune": TestDef("tune", "bench_tune", ("torchvision",), True),
 }
 
 # What to install when an optional module is missing.
