@@ -1,0 +1,174 @@
+"""The result document: test entries, the context a test records into, the progress line, the atomic write."""
+import json
+import os
+import sys
+import traceback
+
+SCHEMA_VERSION = 1
+PROGRESS_PREFIX = "@rocmenv-test "
+STATUSES = ("pass", "fail", "skip")
+
+
+class Skip(Exception):
+    """Raised by a test that cannot run here; the entry becomes `skip` with this reason."""
+
+    def __init__(self, reason, fix=None):
+        Exception.__init__(self, reason)
+        self.reason = reason
+        self.fix = fix
+
+
+class Failed(Exception):
+    """Raised by a test that found a problem; the entry becomes `fail` with this reason and fix."""
+
+    def __init__(self, reason, fix=None):
+        Exception.__init__(self, reason)
+        self.reason = reason
+        self.fix = fix
+
+
+def _round(value):
+    # Six significant digits keep documents readable; metrics are measurements, not exact values.
+    if isinstance(value, bool) or value is None:
+        return value
+    if isinstance(value, int):
+        return value
+    value = float(value)
+    if value != value or value in (float("inf"), float("-inf")):
+        return None
+    return float("%.6g" % value)
+
+
+def metric(name, value, unit):
+    """One metric as the document holds it: {name, value, unit}; value is a number or null."""
+    return {"name": name, "value": _round(value), "unit": unit}
+
+
+class Context(object):
+    """What a test reads (params, criteria, device) and records (metrics, notes, soft failures)."""
+
+    def __init__(self, name, kind, level, vendor, device, params=None, criteria=None, run_py=None, emit=None):
+        self.name = name
+        self.kind = kind
+        self.level = level
+        self.vendor = vendor
+        self.device = device
+        self.run_py = run_py
+        self._params = dict(params or {})
+        self._criteria = dict(criteria or {})
+        self._emit = emit
+        self.used_params = {}
+        self.metrics = []
+        self.notes = []
+        self.failures = []
+        self.fixes = []
+
+    def param(self, key, default=None):
+        """A param from the plan, or `default` when the plan has none; either way recorded as used."""
+        value = self._params.get(key, default)
+        self.used_params[key] = value
+        return value
+
+    def criterion(self, key, default=None):
+        """A pass criterion from the plan, or `default`."""
+        return self._criteria.get(key, default)
+
+    def metric(self, name, value, unit):
+        self.metrics.append(metric(name, value, unit))
+
+    def note(self, text):
+        if text not in self.notes:
+            self.notes.append(text)
+
+    def fail(self, reason, fix=None):
+        """A soft failure: the test goes on, and ends as `fail`."""
+        self.failures.append(reason)
+        if fix and fix not in self.fixes:
+            self.fixes.append(fix)
+
+    def emit_part(self, entry):
+        """Adds a detail entry (named `<test>/<part>`) to the document and prints its progress line."""
+        if self._emit is not None:
+            self._emit(entry)
+
+    def effective_params(self):
+        """The plan's params with the defaults the test used filled in."""
+        out = dict(self._params)
+        for key, value in self.used_params.items():
+            out.setdefault(key, value)
+        return out
+
+    def unused_params(self):
+        return sorted(k for k in self._params if k not in self.used_params)
+
+
+def entry(name, status, reason=None, fix=None, metrics=None, params=None, duration_s=0.0):
+    """One test entry of the document."""
+    if status not in STATUSES:
+        raise ValueError("status must be one of %s, got %r" % (STATUSES, status))
+    return {
+        "name": name,
+        "status": status,
+        "reason": reason,
+        "fix": fix,
+        "metrics": list(metrics or []),
+        "params": dict(params or {}),
+        "duration_s": round(float(duration_s), 3),
+    }
+
+
+def entry_from_context(ctx, duration_s):
+    """The entry for a test that returned normally: pass, or fail when it recorded soft failures."""
+    unused = ctx.unused_params()
+    if unused:
+        ctx.note("params not used by this test: %s" % ", ".join(unused))
+    status = "fail" if ctx.failures else "pass"
+    reason = "; ".join(ctx.failures + ctx.notes) or None
+    fix = " ".join(ctx.fixes) or None
+    return entry(ctx.name, status, reason, fix, ctx.metrics, ctx.effective_params(), duration_s)
+
+
+def exception_line(exc):
+    """`Type: first line of the message`: the line a traceback ends with, without the hints some runtimes append."""
+    text = "".join(traceback.format_exception_only(type(exc), exc)).strip()
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return lines[0] if lines else type(exc).__name__
+
+
+def fix_for_error(text):
+    """A step a person can follow for errors whose cause is well known, else None."""
+    low = text.lower()
+    if "invalid device function" in low or "no kernel image is available" in low:
+        return ("the torch wheel has no kernels for this GPU's architecture: install a build for it, or on a "
+                "consumer AMD GPU set HSA_OVERRIDE_GFX_VERSION to a target the wheel has (rocmenv env computes it)")
+    if "out of memory" in low:
+        return "lower the batch or the size in the test's params, or free the GPU (other processes hold memory)"
+    if "no hip gpus are available" in low or "no cuda gpus are available" in low:
+        return "run `rocmenv doctor`: the container sees no GPU"
+    return None
+
+
+def progress_line(test_entry):
+    """The line printed to stdout when a test finishes."""
+    return PROGRESS_PREFIX + json.dumps(test_entry, sort_keys=True, allow_nan=False)
+
+
+def print_progress(test_entry, stream=None):
+    stream = stream or sys.stdout
+    stream.write(progress_line(test_entry) + "\n")
+    stream.flush()
+
+
+def write_atomic(path, document):
+    """Writes JSON to PATH.tmp, syncs it, and renames it over PATH, so readers see the whole file or none."""
+    tmp = path + ".tmp"
+    data = json.dumps(document, indent=2, sort_keys=True, allow_nan=False) + "\n"
+    try:
+        with open(tmp, "w") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
