@@ -26,9 +26,10 @@ fn pytorch_prefix_matches_whole_parts_only() {
     r.pytorch = Some("2.1".into());
     let b = select_base(&r, m()).unwrap();
     assert_eq!(b.pytorch.as_deref(), Some("2.1.2"));
+    // No listed image carries PyTorch 2.10 (rocm.yaml keeps only tags in a release's PyTorch list),
+    // so `2.10` must not fall back to the 2.1.x images.
     r.pytorch = Some("2.10".into());
-    let b = select_base(&r, m()).unwrap();
-    assert_eq!(b.pytorch.as_deref(), Some("2.10.0"));
+    assert_eq!(usage(&r).0, "--pytorch");
 }
 
 #[test]
@@ -92,7 +93,7 @@ fn bad_version_flags_are_usage_errors() {
 #[test]
 fn unconfirmed_tag_gets_a_note_and_a_label() {
     let mut r = req(Stack::Rocm);
-    r.rocm = Some("7.2".into());
+    r.rocm = Some("7.2.0".into());
     let out = render(&r, m()).unwrap();
     assert!(
         out.notes.iter().any(|n| n.contains("unconfirmed")),
@@ -106,7 +107,7 @@ fn unconfirmed_tag_gets_a_note_and_a_label() {
         "{}",
         out.dockerfile
     );
-    r.rocm = Some("6.4".into());
+    r.rocm = Some("6.4.2".into());
     let out = render(&r, m()).unwrap();
     assert!(!out.labels.contains_key("io.rocmenv.tag-confidence"));
 }
