@@ -104,7 +104,7 @@ fn unknown_target_lists_the_nearest_releases() {
         "--target",
         "rocm-6.9",
     ]);
-    assert_one_line_error(&o, 2, "nearest: 6.3.3, 6.4.0, 6.4.1, 6.4.2, 6.4.3");
+    assert_one_line_error(&o, 2, "nearest: 6.4.0, 6.4.1, 6.4.2, 6.4.3, 6.4.4");
     let o = rocmenv(&["doctor", "--target", "rocm-6.2;reboot"]);
     assert_eq!(o.status.code(), Some(2));
     let o = rocmenv(&[

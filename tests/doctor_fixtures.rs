@@ -86,7 +86,7 @@ fn mi300x_x4_on_ubuntu_2204_passes_against_rocm_62() {
 #[test]
 fn mi300x_default_target_is_the_newest_release_and_flags_the_old_driver() {
     let r = doctor("mi300x-x4-ubuntu2204", None);
-    assert_eq!(r.target["rocm"], "7.2.0");
+    assert_eq!(r.target["rocm"], "7.2.4");
     let f = find(&r, "driver.amdgpu-version", None);
     assert_eq!(f.status, Status::Fail, "{}", f.summary);
     assert!(f.summary.contains("6.8.5"), "{}", f.summary);

@@ -28,10 +28,11 @@ fn embedded_has_every_release() {
     let want = [
         "5.7.0", "5.7.1", "6.0.0", "6.0.2", "6.1.0", "6.1.1", "6.1.2", "6.1.5", "6.2.0", "6.2.1",
         "6.2.2", "6.2.4", "6.3.0", "6.3.1", "6.3.2", "6.3.3", "6.4.0", "6.4.1", "6.4.2", "6.4.3",
-        "7.0.0", "7.0.1", "7.0.2", "7.1.0", "7.1.1", "7.2.0",
+        "6.4.4", "7.0.0", "7.0.1", "7.0.2", "7.1.0", "7.1.1", "7.2.0", "7.2.1", "7.2.2", "7.2.3",
+        "7.2.4",
     ];
     assert_eq!(m.rocm_versions(), want);
-    assert_eq!(m.newest_rocm().version, v("7.2.0"));
+    assert_eq!(m.newest_rocm().version, v("7.2.4"));
 }
 
 #[test]
@@ -58,7 +59,7 @@ fn embedded_rocm_facts() {
     );
     assert!(!r640.builds(gfx("gfx906")));
     assert!(!r600.builds(gfx("gfx900")));
-    let r720 = m.rocm_release("7.2").unwrap();
+    let r720 = m.rocm_release("7.2.0").unwrap();
     assert_eq!(
         r720.gfx_status(gfx("gfx1151")).unwrap().status,
         SupportStatus::Experimental

