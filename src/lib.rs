@@ -17,6 +17,7 @@ pub(crate) mod parse;
 pub mod report;
 pub mod runtime;
 pub mod sanitize;
+pub mod suites;
 pub mod target;
 pub mod vendor;
 pub mod version;

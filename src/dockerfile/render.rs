@@ -15,7 +15,6 @@ use std::path::PathBuf;
 /// The templates, embedded so one binary works anywhere.
 static IMAGES: Dir<'_> = include_dir!("$CARGO_MANIFEST_DIR/images");
 /// The suites `--with-smoke-tests` copies into the build context.
-static SMOKE_TESTS: Dir<'_> = include_dir!("$CARGO_MANIFEST_DIR/smoke-tests");
 
 /// Where `--with-smoke-tests` puts the suites inside the image.
 pub const SMOKE_TESTS_DIR: &str = "/opt/rocmenv/smoke-tests";
@@ -291,10 +290,11 @@ pub fn render(req: &DockerfileRequest, m: &Matrices) -> Result<Rendered, Error> 
         render_template("dockerignore.j2", &ctx)?.into_bytes(),
     )];
     if req.with_smoke_tests {
-        let mut suites = Vec::new();
-        collect(&SMOKE_TESTS, &mut suites);
-        suites.sort();
-        files.extend(suites);
+        files.extend(
+            crate::suites::suite_files()
+                .into_iter()
+                .map(|(p, b)| (PathBuf::from("smoke-tests").join(p), b.to_vec())),
+        );
     }
     Ok(Rendered {
         dockerfile,
@@ -305,15 +305,3 @@ pub fn render(req: &DockerfileRequest, m: &Matrices) -> Result<Rendered, Error> 
     })
 }
 
-/// Every file under `dir`, as `smoke-tests/<path>` with its bytes.
-fn collect(dir: &Dir<'_>, out: &mut Vec<(PathBuf, Vec<u8>)>) {
-    for f in dir.files() {
-        out.push((
-            PathBuf::from("smoke-tests").join(f.path()),
-            f.contents().to_vec(),
-        ));
-    }
-    for d in dir.dirs() {
-        collect(d, out);
-    }
-}

@@ -29,7 +29,7 @@ fn pytorch_prefix_matches_whole_parts_only() {
     // No listed image carries PyTorch 2.10 (rocm.yaml keeps only tags in a release's PyTorch list),
     // so `2.10` must not fall back to the 2.1.x images.
     r.pytorch = Some("2.10".into());
-    assert_eq!(usage(&r).0, "--pytorch");
+    assert_eq!(usage(&r).0, "pytorch");
 }
 
 #[test]

@@ -1,0 +1,312 @@
+//! `smoke-tests/suite.yaml`: which tests run at which level, their parameters per device kind and level, their
+//! pass criteria; and the plan one run hands `run.py`.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+use std::collections::BTreeMap;
+
+/// How much a smoke run does; each level includes the ones below it (like `dcgmi diag -r 1/2/3`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Level {
+    /// Environment, fallback, arch fit, numerics, memory, GEMM and bandwidth: a minute on a CPU.
+    Quick,
+    /// Adds the models, ONNX Runtime, INT8, the profile and the batch search.
+    Standard,
+    /// Adds the diffusion UNet and multi-GPU copies.
+    Full,
+}
+
+impl Level {
+    /// `quick`, `standard` or `full`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Level::Quick => "quick",
+            Level::Standard => "standard",
+            Level::Full => "full",
+        }
+    }
+}
+
+/// Which parameter set a run uses: tiny shapes on a CPU, real ones on a GPU.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DeviceKind {
+    /// No GPU (vendor cpu).
+    Cpu,
+    /// An AMD or NVIDIA GPU.
+    Gpu,
+}
+
+/// The manifest.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Suite {
+    /// Format version; 1.
+    pub schema_version: u32,
+    /// The levels, lowest first.
+    pub levels: Vec<Level>,
+    /// The smoke tests.
+    pub tests: Vec<SuiteTest>,
+    /// What `rocmenv bench --model NAME` runs.
+    pub benchmarks: Vec<Benchmark>,
+}
+
+/// One smoke test.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SuiteTest {
+    /// The name the result carries (`numerics`).
+    pub name: String,
+    /// The lowest level that runs it.
+    pub level: Level,
+    /// What it checks, one line.
+    pub description: String,
+    /// Python modules it needs beyond torch; absent ones make it a skip.
+    #[serde(default)]
+    pub requires: Vec<String>,
+    /// Parameters per device kind and level; a missing level inherits the next lower one.
+    pub params: BTreeMap<DeviceKind, BTreeMap<Level, Map<String, Value>>>,
+    /// Pass criteria, the same on every device.
+    #[serde(default)]
+    pub criteria: Map<String, Value>,
+}
+
+/// One benchmark.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Benchmark {
+    /// `resnet50`, `gemm`, …
+    pub name: String,
+    /// What it measures, one line.
+    pub description: String,
+    /// Python modules it needs beyond torch.
+    #[serde(default)]
+    pub requires: Vec<String>,
+    /// Parameters per device kind.
+    pub params: BTreeMap<DeviceKind, Map<String, Value>>,
+    /// Pass criteria.
+    #[serde(default)]
+    pub criteria: Map<String, Value>,
+}
+
+/// Why a plan cannot be made from what was asked.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PlanError {
+    /// `--only` names a test the suite does not have, or one above the level.
+    #[error("no test `{name}` at level {level}; the tests are: {known}")]
+    UnknownTest {
+        /// The name given.
+        name: String,
+        /// The level asked for.
+        level: &'static str,
+        /// The tests at that level.
+        known: String,
+    },
+    /// `--model` names no benchmark.
+    #[error("no benchmark `{name}`; the benchmarks are: {known}")]
+    UnknownBenchmark {
+        /// The name given.
+        name: String,
+        /// The benchmarks.
+        known: String,
+    },
+    /// An override names a parameter the benchmark does not take.
+    #[error("the {bench} benchmark takes no {key} (its parameters: {known})")]
+    NotAParameter {
+        /// The benchmark.
+        bench: String,
+        /// The parameter (`batch`).
+        key: String,
+        /// The parameters it takes.
+        known: String,
+    },
+}
+
+/// The plan `run.py --plan` reads (see smoke-tests/README.md, "The plan").
+#[derive(Debug, Clone, Serialize)]
+pub struct Plan {
+    /// Format version; 1.
+    pub schema_version: u32,
+    /// `smoke` or `bench`.
+    pub kind: &'static str,
+    /// The level (`standard` for benchmarks).
+    pub level: &'static str,
+    /// `amd`, `nvidia` or `cpu`.
+    pub vendor: &'static str,
+    /// The tests, in suite order.
+    pub tests: Vec<PlannedTest>,
+}
+
+/// One test of a plan.
+#[derive(Debug, Clone, Serialize)]
+pub struct PlannedTest {
+    /// Its name.
+    pub name: String,
+    /// Its parameters for this device kind and level.
+    pub params: Map<String, Value>,
+    /// Its criteria.
+    pub criteria: Map<String, Value>,
+    /// Modules it needs.
+    pub requires: Vec<String>,
+}
+
+impl Suite {
+    /// The suite built into this rocmenv.
+    pub fn embedded() -> Suite {
+        // The manifest is part of the source tree; a test checks it parses, so this cannot fail in a release.
+        serde_yaml_ng::from_str(super::files::SUITE_YAML).expect("smoke-tests/suite.yaml parses")
+    }
+
+    /// The smoke tests at `level` (only those named in `only`, when not empty), with their parameters.
+    pub fn smoke_plan(
+        &self,
+        level: Level,
+        vendor: &'static str,
+        only: &[String],
+    ) -> Result<Plan, PlanError> {
+        let kind = device_kind(vendor);
+        let at_level: Vec<&SuiteTest> = self.tests.iter().filter(|t| t.level <= level).collect();
+        for name in only {
+            if !at_level.iter().any(|t| &t.name == name) {
+                return Err(PlanError::UnknownTest {
+                    name: name.clone(),
+                    level: level.name(),
+                    known: at_level.iter().map(|t| t.name.as_str()).collect::<Vec<_>>().join(", "),
+                });
+            }
+        }
+        let tests = at_level
+            .into_iter()
+            .filter(|t| only.is_empty() || only.contains(&t.name))
+            .map(|t| PlannedTest {
+                name: t.name.clone(),
+                params: t.params_for(kind, level),
+                criteria: t.criteria.clone(),
+                requires: t.requires.clone(),
+            })
+            .collect();
+        Ok(Plan {
+            schema_version: 1,
+            kind: "smoke",
+            level: level.name(),
+            vendor,
+            tests,
+        })
+    }
+
+    /// One benchmark with its parameters for the device kind, `overrides` replacing keys it has.
+    pub fn bench_plan(
+        &self,
+        model: &str,
+        vendor: &'static str,
+        overrides: &[(&str, Value)],
+    ) -> Result<Plan, PlanError> {
+        let Some(b) = self.benchmarks.iter().find(|b| b.name == model) else {
+            return Err(PlanError::UnknownBenchmark {
+                name: model.to_string(),
+                known: self.benchmark_names().join(", "),
+            });
+        };
+        let mut params = b
+            .params
+            .get(&device_kind(vendor))
+            .cloned()
+            .unwrap_or_default();
+        for (key, value) in overrides {
+            if !params.contains_key(*key) {
+                return Err(PlanError::NotAParameter {
+                    bench: b.name.clone(),
+                    key: key.to_string(),
+                    known: params.keys().cloned().collect::<Vec<_>>().join(", "),
+                });
+            }
+            params.insert(key.to_string(), value.clone());
+        }
+        Ok(Plan {
+            schema_version: 1,
+            kind: "bench",
+            level: Level::Standard.name(),
+            vendor,
+            tests: vec![PlannedTest {
+                name: b.name.clone(),
+                params,
+                criteria: b.criteria.clone(),
+                requires: b.requires.clone(),
+            }],
+        })
+    }
+
+    /// The benchmarks' names, in manifest order.
+    pub fn benchmark_names(&self) -> Vec<&str> {
+        self.benchmarks.iter().map(|b| b.name.as_str()).collect()
+    }
+}
+
+impl SuiteTest {
+    /// The parameters at `level` for `kind`: that level's, else the nearest lower one's down to the test's own.
+    fn params_for(&self, kind: DeviceKind, level: Level) -> Map<String, Value> {
+        let Some(by_level) = self.params.get(&kind) else {
+            return Map::new();
+        };
+        [Level::Full, Level::Standard, Level::Quick]
+            .into_iter()
+            .filter(|l| *l <= level && *l >= self.level)
+            .find_map(|l| by_level.get(&l).cloned())
+            .unwrap_or_default()
+    }
+}
+
+/// `cpu` runs the CPU parameters; `amd` and `nvidia` the GPU ones.
+fn device_kind(vendor: &str) -> DeviceKind {
+    if vendor == "cpu" {
+        DeviceKind::Cpu
+    } else {
+        DeviceKind::Gpu
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_embedded_manifest_parses_and_levels_nest() {
+        let s = Suite::embedded();
+        assert_eq!(s.schema_version, 1);
+        assert_eq!(s.levels, [Level::Quick, Level::Standard, Level::Full]);
+        let names = |l| -> Vec<String> {
+            s.smoke_plan(l, "cpu", &[]).unwrap().tests.into_iter().map(|t| t.name).collect()
+        };
+        let (q, st, f) = (names(Level::Quick), names(Level::Standard), names(Level::Full));
+        assert!(q.contains(&"numerics".to_string()) && !q.contains(&"models".to_string()));
+        assert!(q.iter().all(|t| st.contains(t)) && st.iter().all(|t| f.contains(t)));
+        assert!(st.contains(&"models".to_string()) && f.contains(&"diffusion".to_string()));
+    }
+
+    #[test]
+    fn params_follow_the_device_kind_and_inherit_lower_levels() {
+        let s = Suite::embedded();
+        let gemm = |vendor, level| {
+            s.smoke_plan(level, vendor, &["gemm".into()]).unwrap().tests[0].params["size"].clone()
+        };
+        assert_eq!(gemm("cpu", Level::Quick), 256);
+        assert_eq!(gemm("amd", Level::Quick), 8192);
+        // full has no gemm params of its own: it takes standard's.
+        assert_eq!(gemm("cpu", Level::Full), gemm("cpu", Level::Standard));
+    }
+
+    #[test]
+    fn unknown_names_and_parameters_are_refused_with_the_choices() {
+        let s = Suite::embedded();
+        let e = s.smoke_plan(Level::Quick, "cpu", &["models".into()]).unwrap_err();
+        assert!(e.to_string().starts_with("no test `models` at level quick; the tests are: environment"), "{e}");
+        let e = s.bench_plan("resnet", "cpu", &[]).unwrap_err();
+        assert!(e.to_string().contains("resnet50"), "{e}");
+        let e = s.bench_plan("gemm", "cpu", &[("batch", 8.into())]).unwrap_err();
+        assert!(e.to_string().starts_with("the gemm benchmark takes no batch"), "{e}");
+        let p = s.bench_plan("resnet50", "cpu", &[("batch", 4.into())]).unwrap();
+        assert_eq!(p.tests[0].params["batch"], 4);
+        assert_eq!(p.kind, "bench");
+    }
+}

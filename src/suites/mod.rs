@@ -1,0 +1,15 @@
+//! The smoke and benchmark suites in `smoke-tests/`: the embedded files, the manifest and the plans it makes, the
+//! result documents `run.py` writes, and the comparison with datasheet peaks and baselines.
+
+mod files;
+mod judge;
+mod manifest;
+mod result;
+
+pub use files::{suite_files, SUITE_YAML};
+pub use judge::{baselines_from, compare, model_for, Baseline, Baselines, Comparison};
+pub use manifest::{Benchmark, DeviceKind, Level, Plan, PlanError, PlannedTest, Suite, SuiteTest};
+pub use result::{
+    parse_progress, parse_result, tail_lines, Device, Metric, ResultError, SuiteResult, TestResult, TestStatus,
+    PROGRESS_PREFIX,
+};
