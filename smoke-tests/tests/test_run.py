@@ -217,3 +217,22 @@ def test_run_py_is_the_entry_point():
         text = f.read()
     assert text.startswith("#!/usr/bin/env python3")
     assert os.access(RUN_PY, os.X_OK)
+
+
+def test_without_torch_every_test_fails_and_the_document_is_written(run, tmp_path):
+    fake = tmp_path / "fake"
+    fake.mkdir()
+    (fake / "torch.py").write_text("raise ImportError('libtorch_hip.so: cannot open shared object file')\n")
+    r = run(plan([{"name": "environment"}, {"name": "gemm"}]), env={"PYTHONPATH": str(fake)})
+    assert r.rc == 1
+    assert check_document(r.doc) == []
+    for t in r.doc["tests"]:
+        assert t["status"] == "fail"
+        assert t["reason"] == ("torch cannot be imported in this image: ImportError: libtorch_hip.so: cannot open "
+                               "shared object file")
+    assert r.doc["versions"]["torch"] is None and r.doc["device"]["count"] == 0
+
+
+def test_the_env_list_without_torch_is_the_same():
+    from rocmenv_smoke import devices, runner
+    assert runner.ENV_FALLBACK == devices.ENV_VARS
