@@ -103,7 +103,7 @@ def diagnose(vendor, facts):
         causes.append("torch.cuda.is_available() is False although the %s build and the device nodes look right"
                       % want)
         fixes.append("run `rocmenv doctor` on the host: the driver, kernel or runtime may not match")
-    return (False, "no GPU visible to torch (torch.cuda.is_available() is False): " + "; ".join(causes),
+    return (False, "torch.cuda.is_available() is False: " + "; ".join(causes),
             "; ".join(fixes))
 
 
@@ -144,14 +144,15 @@ def arch_fits(target, arch_list):
     if not m:
         return False, None
     major, minor = int(m.group(1)), int(m.group(2))
-    for a in base:
-        n = re.match(r"^sm_(\d+?)(\d)$", a)
-        if n and int(n.group(1)) == major and int(n.group(2)) <= minor:
-            return True, "%s runs %s code (same major version)" % (target, a)
-    for a in base:
-        n = re.match(r"^compute_(\d+?)(\d)$", a)
-        if n and (int(n.group(1)), int(n.group(2))) <= (major, minor):
-            return True, "%s has no cubin; PTX %s is JIT-compiled on first use (slow start)" % (target, a)
+    cubins = [(int(n.group(2)), a) for n, a in ((re.match(r"^sm_(\d+?)(\d)$", a), a) for a in base)
+              if n and int(n.group(1)) == major and int(n.group(2)) <= minor]
+    if cubins:
+        return True, "%s runs %s code (same major version)" % (target, max(cubins)[1])
+    ptx = [((int(n.group(1)), int(n.group(2))), a) for n, a in ((re.match(r"^compute_(\d+?)(\d)$", a), a)
+                                                               for a in base)
+           if n and (int(n.group(1)), int(n.group(2))) <= (major, minor)]
+    if ptx:
+        return True, "%s has no cubin; PTX %s is JIT-compiled on first use (slow start)" % (target, max(ptx)[1])
     return False, None
 
 

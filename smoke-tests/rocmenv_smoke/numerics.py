@@ -5,6 +5,7 @@ import torch
 import torch.nn.functional as F
 
 from .devices import DTYPES, cpu_lacks_kernel
+from .result import exception_line, fix_for_error
 
 DEFAULT_TOLERANCE = {"fp32": 1e-4, "fp16": 1e-2, "bf16": 5e-2}
 
@@ -106,7 +107,9 @@ def test_numerics(ctx):
                     if not ctx.device.is_gpu and cpu_lacks_kernel(e):
                         skipped.append("%s %s" % (op, name))
                         continue
-                    raise
+                    # One broken op/dtype (bf16 on an older GPU, a missing kernel) must not hide the others.
+                    ctx.fail("%s %s: %s" % (op, name, exception_line(e)), fix_for_error(exception_line(e)))
+                    continue
                 err = rel_error(out, ref)
                 ctx.metric("%s_%s_max_rel_err" % (op, name), err, "ratio")
                 if not within(err, name, tolerances):

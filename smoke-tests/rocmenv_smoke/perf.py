@@ -2,9 +2,9 @@
 import torch
 
 from . import stats
-from .devices import DTYPES, cpu_lacks_kernel
+from .devices import DTYPES, cpu_lacks_kernel, is_oom
 from .numerics import DEFAULT_TOLERANCE, rel_error, within
-from .result import Failed, Skip
+from .result import Failed, Skip, exception_line, fix_for_error
 
 MIB = 1 << 20
 
@@ -38,7 +38,10 @@ def test_gemm(ctx):
             if not ctx.device.is_gpu and cpu_lacks_kernel(e):
                 skipped.append(name)
                 continue
-            raise
+            if is_oom(e):
+                raise
+            ctx.fail("gemm %s: %s" % (name, exception_line(e)), fix_for_error(exception_line(e)))
+            continue
         ctx.metric("gemm_%s_tflops" % name, tflops(n, stats.mean(times)), "TFLOP/s")
         if not within(err, name, tolerances):
             ctx.fail("gemm %s: result rows differ from float64 by %.3g (relative)" % (name, err))

@@ -101,7 +101,7 @@ class Runner(object):
             self.device = devices.Device(devices.build_kind(), 0)
         else:
             ok, reason, fix = env.diagnose(vendor, env.gpu_facts())
-            self.no_gpu = (reason or "no GPU visible to torch", fix)
+            self.no_gpu = ("no GPU visible to torch: %s" % reason, fix)
         for err in errors:
             sys.stderr.write("run.py: reading the device: %s\n" % err)
         for spec in self.plan.tests:
