@@ -243,8 +243,8 @@ class Device(object):
     def time_iters(self, fn, warmup, iters):
         """Runs fn `warmup` times, then `iters` timed times; per-iteration seconds.
 
-        A GPU times each iteration between two device events (what the kernels took, as the seed's
-        method); the CPU uses time.perf_counter.
+        A GPU times each iteration between two device events (what the kernels took, the method of
+        the published ROCm-vs-CUDA comparisons); the CPU uses time.perf_counter.
         """
         for _ in range(int(warmup)):
             fn()
@@ -316,7 +316,7 @@ DTYPES = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}
 
 
 def amp_dtype(device):
-    """AMP's lower precision: fp16 on a GPU (as the seed), bf16 on the CPU."""
+    """AMP's lower precision: fp16 on a GPU (fp16 mixed precision), bf16 on the CPU."""
     return torch.float16 if device.is_gpu else torch.bfloat16
 
 

@@ -1,10 +1,11 @@
 """models: ResNet-50 and ViT-B/16 (torchvision, random weights) training and inference; the resnet50 and
-vit_b_16 benchmarks. The seed's method: warm-up iterations, then timed iterations between device events."""
-import torch
-import torch.nn.functional as F
-
+vit_b_16 benchmarks. The method of the published ROCm-vs-CUDA
+comparisons: warm-up iterations, then timed iterations between device events."""
 import sys
 import traceback
+
+import torch
+import torch.nn.functional as F
 
 from . import stats
 from .devices import DTYPES, amp_dtype, autocast, grad_scaler, is_oom

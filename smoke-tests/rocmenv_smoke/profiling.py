@@ -5,8 +5,6 @@ time spent blocked in synchronise calls; on the CPU they are of operators' self 
 """
 import re
 
-import torch
-
 CLASSES = ("convolution", "matmul", "memory_copy", "synchronisation", "other")
 
 _CONV = re.compile(r"conv|winograd|fprop|dgrad|wgrad|igemm|implicit_?gemm|miopensp\d|gridwise_convolution", re.I)

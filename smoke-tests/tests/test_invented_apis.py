@@ -1,4 +1,4 @@
-"""The seed article invents APIs; none may appear anywhere in the suites (code, manifest, docs)."""
+"""A field report rocmenv grew from invents PyTorch/ROCm APIs; none may appear anywhere in the suites (code, manifest, docs)."""
 import os
 
 from conftest import SMOKE_DIR
