@@ -60,6 +60,19 @@ pub enum Command {
     /// Exit codes, like `docker run`: the command's own code, 124 it outlived --timeout, 125 rocmenv itself failed
     /// (bad flags, daemon unreachable, image missing), 130 Ctrl-C, 143 SIGTERM. The container is removed in every case.
     Run(RunArgs),
+    /// Run the smoke suite (smoke-tests/) in a container with this host's GPUs, or on the host: environment, no
+    /// silent CPU fallback, arch fit, numerics, memory, GEMM and bandwidth against the datasheet peak, and at higher
+    /// levels ResNet-50 / ViT-B/16, ONNX Runtime, INT8, a profile, the batch limit, a diffusion UNet, multi-GPU
+    /// copies. Works on any image: rocmenv copies the suite in. A row per test as it finishes, then the figures.
+    ///
+    /// Exit codes: 0 every test passed (skips allowed), 1 a test failed (a crashed, hung or silent suite is a
+    /// failed test), 2 bad usage, 3 the suite could not run (no engine, image missing), 130/143 Ctrl-C/SIGTERM.
+    Smoke(SmokeArgs),
+    /// Run one benchmark with more iterations (median, p99, coefficient of variation, peak memory), or `--tune` to
+    /// measure the tuning knobs one at a time; compare with the datasheet peak and a baseline.
+    ///
+    /// Exit codes as `rocmenv smoke`; a regression past --threshold fails only with --fail-on-regression.
+    Bench(BenchArgs),
     /// Remove containers that crashed rocmenv runs left behind (those labelled rocmenv.managed=true).
     ///
     /// Exit codes: 0 done, 3 the daemon is unreachable.
@@ -123,6 +136,27 @@ impl From<EnvFormatArg> for crate::report::EnvFormat {
             EnvFormatArg::Docker => F::Docker,
             EnvFormatArg::Json => F::Json,
             EnvFormatArg::Github => F::Github,
+        }
+    }
+}
+
+/// How much a smoke run does (`--level`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum LevelArg {
+    /// Environment, fallback, arch fit, numerics, memory, GEMM, bandwidth (about a minute on a CPU).
+    Quick,
+    /// Adds ResNet-50 / ViT-B/16, ONNX Runtime, INT8, the profile and the batch search.
+    Standard,
+    /// Adds the Stable Diffusion 1.5 UNet step and multi-GPU copies.
+    Full,
+}
+
+impl From<LevelArg> for crate::suites::Level {
+    fn from(l: LevelArg) -> Self {
+        match l {
+            LevelArg::Quick => crate::suites::Level::Quick,
+            LevelArg::Standard => crate::suites::Level::Standard,
+            LevelArg::Full => crate::suites::Level::Full,
         }
     }
 }
@@ -351,6 +385,141 @@ pub struct RunArgs {
     /// The command and its arguments (after `--`). Empty: the image's default command.
     #[arg(last = true, value_name = "CMD")]
     pub command: Vec<String>,
+}
+
+/// Where a suite runs, and where its results go (shared by `smoke` and `bench`).
+#[derive(Debug, Args)]
+#[command(group(clap::ArgGroup::new("where").required(true).args(["image", "host"])))]
+pub struct SuiteArgs {
+    /// Run in a container of this image (any image with Python and torch; the suite is copied in).
+    #[arg(long, value_name = "IMAGE")]
+    pub image: Option<String>,
+
+    /// Run on this host instead of in a container (bare metal, or inside a container you are already in).
+    #[arg(long, conflicts_with = "image")]
+    pub host: bool,
+
+    /// The Python interpreter that has torch.
+    #[arg(long, value_name = "PATH", default_value = "python3")]
+    pub python: String,
+
+    /// Whose GPUs to use. Default: AMD when the host has AMD GPUs, else NVIDIA, else the CPU.
+    #[arg(long, value_enum)]
+    pub vendor: Option<VendorArg>,
+
+    /// Use only this GPU (its index among the vendor's GPUs, as `rocmenv env --device` counts).
+    #[arg(long, value_name = "N")]
+    pub gpu: Option<usize>,
+
+    /// Stop the suite after this many seconds; it then counts as a failed test named `timeout`.
+    #[arg(long, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..))]
+    pub timeout: Option<u64>,
+
+    /// Write the result document (JSON, schema_version 1) to this file.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+
+    /// Write JUnit XML to this file: one test case per test, failures with the reason and the fix.
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
+}
+
+/// Flags of `rocmenv smoke`.
+#[derive(Debug, Args)]
+pub struct SmokeArgs {
+    /// Where it runs and where results go.
+    #[command(flatten)]
+    pub suite: SuiteArgs,
+
+    /// How much to run; each level includes the ones below.
+    #[arg(long, value_enum, default_value = "quick")]
+    pub level: LevelArg,
+
+    /// Run only these tests (comma-separated or repeated), e.g. `--only numerics,gemm`.
+    #[arg(long, value_name = "NAME", value_delimiter = ',')]
+    pub only: Vec<String>,
+}
+
+/// A precision for `rocmenv bench`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum PrecisionArg {
+    /// float32.
+    Fp32,
+    /// float16.
+    Fp16,
+    /// bfloat16.
+    Bf16,
+    /// Automatic mixed precision (autocast).
+    Amp,
+    /// Dynamic INT8 quantisation.
+    Int8,
+}
+
+/// Train or infer, for `rocmenv bench`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ModeArg {
+    /// Forward, backward and an optimizer step.
+    Train,
+    /// Forward only, without gradients.
+    Infer,
+}
+
+/// Flags of `rocmenv bench`.
+#[derive(Debug, Args)]
+pub struct BenchArgs {
+    /// Where it runs and where results go.
+    #[command(flatten)]
+    pub suite: SuiteArgs,
+
+    /// The benchmark: resnet50, vit_b_16, gemm, bandwidth, onnx or sd15_unet.
+    #[arg(
+        long,
+        value_name = "NAME",
+        default_value = "resnet50",
+        conflicts_with = "tune"
+    )]
+    pub model: String,
+
+    /// Measure the tuning knobs (cudnn.benchmark / MIOpen find, TunableOp, MIOPEN_FIND_MODE, channels-last, AMP)
+    /// one at a time against the default, and print those that help as variables.
+    #[arg(long)]
+    pub tune: bool,
+
+    /// Batch size.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub batch: Option<u64>,
+
+    /// Precision.
+    #[arg(long, value_enum)]
+    pub precision: Option<PrecisionArg>,
+
+    /// Train or infer.
+    #[arg(long, value_enum)]
+    pub mode: Option<ModeArg>,
+
+    /// Timed iterations.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub iters: Option<u64>,
+
+    /// Warm-up iterations before timing.
+    #[arg(long, value_name = "N")]
+    pub warmup: Option<u64>,
+
+    /// Compare with the figures in this baselines file (repeatable; see --save-baseline).
+    #[arg(long, value_name = "FILE")]
+    pub baseline: Vec<PathBuf>,
+
+    /// Write this run's figures as a baselines file, for later --baseline.
+    #[arg(long, value_name = "FILE")]
+    pub save_baseline: Option<PathBuf>,
+
+    /// How far below its baseline (in percent) a figure may fall before it counts as a regression.
+    #[arg(long, value_name = "PERCENT", default_value_t = 10.0)]
+    pub threshold: f64,
+
+    /// Exit 1 when a figure regressed past --threshold (otherwise it is a warning).
+    #[arg(long)]
+    pub fail_on_regression: bool,
 }
 
 #[cfg(test)]

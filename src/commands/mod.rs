@@ -1,6 +1,7 @@
 //! One module per subcommand. Each takes its clap arguments, turns them into a validated plan once (no host touched),
 //! then calls the library and a reporter. `main.rs` only parses and dispatches here.
 
+pub mod bench;
 pub mod build;
 pub mod completions;
 pub mod dockerfile;
@@ -9,6 +10,8 @@ pub mod env;
 pub mod gc;
 pub mod probe;
 pub mod run;
+pub mod smoke;
+mod suite;
 
 use crate::cli::{Cli, Command};
 use crate::error::Error;
@@ -30,6 +33,20 @@ pub fn dispatch(cli: Cli) -> Result<i32, Error> {
             build::exec(a, matrices, terminal, &mut out, Box::new(std::io::stderr()))
         }
         Command::Run(a) => Ok(run::exec(a, matrices, &mut out, &mut std::io::stderr())),
+        Command::Smoke(a) => smoke::exec(
+            a,
+            matrices,
+            Style::detect(&stdout),
+            &mut out,
+            &mut std::io::stderr(),
+        ),
+        Command::Bench(a) => bench::exec(
+            a,
+            matrices,
+            Style::detect(&stdout),
+            &mut out,
+            &mut std::io::stderr(),
+        ),
         Command::Gc { json } => gc::exec(json, &mut out),
         Command::Completions { shell } => completions::exec(shell, &mut out),
     };

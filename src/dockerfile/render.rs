@@ -14,8 +14,6 @@ use std::path::PathBuf;
 
 /// The templates, embedded so one binary works anywhere.
 static IMAGES: Dir<'_> = include_dir!("$CARGO_MANIFEST_DIR/images");
-/// The suites `--with-smoke-tests` copies into the build context.
-
 /// Where `--with-smoke-tests` puts the suites inside the image.
 pub const SMOKE_TESTS_DIR: &str = "/opt/rocmenv/smoke-tests";
 /// The non-root user every image ends with.
@@ -304,4 +302,3 @@ pub fn render(req: &DockerfileRequest, m: &Matrices) -> Result<Rendered, Error> 
         notes,
     })
 }
-

@@ -27,3 +27,4 @@ pub use print::docker_run_line;
 pub use run::{
     new_run_id, Mount, OutputStream, RunOutcome, RunSpec, Upload, MANAGED_LABEL, RUN_ID_LABEL,
 };
+pub(crate) use signals::StopSignals;

@@ -64,7 +64,7 @@ pub struct RunSpec {
 pub struct Upload {
     /// An existing directory in the image, e.g. `/tmp`.
     pub dir: String,
-    /// The file name inside it.
+    /// The path inside it (`run.py`, or `suite/rocmenv_smoke/x.py`: directories are created).
     pub name: String,
     /// Permission bits.
     pub mode: u32,
@@ -250,13 +250,20 @@ impl Engine {
         let engine_err = |what: &str, e: bollard::errors::Error| {
             Error::Engine(format!("{what} {id}: {}", describe(&e)))
         };
-        for u in &spec.uploads {
-            let tar =
-                upload_tar(u).map_err(|e| Error::Engine(format!("cannot pack {}: {e}", u.name)))?;
-            let opts = UploadToContainerOptionsBuilder::new().path(&u.dir).build();
+        // One archive per target directory: a suite of many files is one API call.
+        let mut dirs: Vec<&str> = spec.uploads.iter().map(|u| u.dir.as_str()).collect();
+        dirs.sort_unstable();
+        dirs.dedup();
+        for dir in dirs {
+            let files: Vec<&Upload> = spec.uploads.iter().filter(|u| u.dir == dir).collect();
+            let tar = upload_tar(&files)
+                .map_err(|e| Error::Engine(format!("cannot pack the files for {dir}: {e}")))?;
+            let opts = UploadToContainerOptionsBuilder::new().path(dir).build();
             d.upload_to_container(id, Some(opts), bollard::body_full(tar.into()))
                 .await
-                .map_err(|e| engine_err(&format!("cannot copy {} into container", u.name), e))?;
+                .map_err(|e| {
+                    engine_err(&format!("cannot copy files into {dir} of container"), e)
+                })?;
         }
         d.start_container(id, None)
             .await
@@ -342,13 +349,30 @@ impl Engine {
     }
 }
 
-/// One file as a tar archive, the form the daemon's archive endpoint takes.
-fn upload_tar(u: &Upload) -> std::io::Result<Vec<u8>> {
-    let mut header = tar::Header::new_gnu();
-    header.set_size(u.bytes.len() as u64);
-    header.set_mode(u.mode);
-    header.set_entry_type(tar::EntryType::Regular);
+/// Files as one tar archive, the form the daemon's archive endpoint takes; a name with `/` creates its
+/// directories (mode 0755) first.
+fn upload_tar(files: &[&Upload]) -> std::io::Result<Vec<u8>> {
     let mut b = tar::Builder::new(Vec::new());
-    b.append_data(&mut header, &u.name, u.bytes.as_slice())?;
+    let mut made: Vec<String> = Vec::new();
+    for u in files {
+        let parts: Vec<&str> = u.name.split('/').collect();
+        for i in 1..parts.len() {
+            let dir = format!("{}/", parts[..i].join("/"));
+            if made.contains(&dir) {
+                continue;
+            }
+            let mut header = tar::Header::new_gnu();
+            header.set_size(0);
+            header.set_mode(0o755);
+            header.set_entry_type(tar::EntryType::Directory);
+            b.append_data(&mut header, &dir, std::io::empty())?;
+            made.push(dir);
+        }
+        let mut header = tar::Header::new_gnu();
+        header.set_size(u.bytes.len() as u64);
+        header.set_mode(u.mode);
+        header.set_entry_type(tar::EntryType::Regular);
+        b.append_data(&mut header, &u.name, u.bytes.as_slice())?;
+    }
     b.into_inner()
 }

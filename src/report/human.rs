@@ -38,7 +38,7 @@ const RED_BOLD: anstyle::Style = anstyle::AnsiColor::Red.on_default().bold();
 const DIM: anstyle::Style = anstyle::Style::new().dimmed();
 const BOLD: anstyle::Style = anstyle::Style::new().bold();
 
-fn mark(s: Status, style: Style) -> String {
+pub(super) fn mark(s: Status, style: Style) -> String {
     match s {
         Status::Pass => style.paint(GREEN, "✓"),
         Status::Warn => style.paint(YELLOW, "!"),

@@ -5,12 +5,14 @@ mod human;
 mod json;
 mod progress;
 mod runtime;
+mod suite;
 
 pub use env::{render_env, sh_quote, EnvFormat};
 pub use human::{render_human, Style};
 pub use json::{doctor_json, render_json};
 pub use progress::BuildProgress;
 pub use runtime::render_runtime;
+pub use suite::{junit, render_suite_summary, render_suite_test};
 
 use crate::checks::{Finding, Summary};
 use crate::host::HostFacts;

@@ -41,13 +41,21 @@ mod tests {
     fn the_runner_and_its_package_are_there_and_nothing_else() {
         let files = super::suite_files();
         let names: Vec<String> = files.iter().map(|(p, _)| p.display().to_string()).collect();
-        for must in ["run.py", "suite.yaml", "rocmenv_smoke/runner.py", "rocmenv_smoke/result.py"] {
-            assert!(names.iter().any(|n| n == must), "{must} missing from {names:?}");
+        for must in [
+            "run.py",
+            "suite.yaml",
+            "rocmenv_smoke/runner.py",
+            "rocmenv_smoke/result.py",
+        ] {
+            assert!(
+                names.iter().any(|n| n == must),
+                "{must} missing from {names:?}"
+            );
         }
         assert!(
-            names
-                .iter()
-                .all(|n| !n.contains("__pycache__") && !n.starts_with("tests/") && !n.ends_with(".pyc")),
+            names.iter().all(|n| !n.contains("__pycache__")
+                && !n.starts_with("tests/")
+                && !n.ends_with(".pyc")),
             "{names:?}"
         );
     }

@@ -69,7 +69,10 @@ pub struct Baseline {
 
 /// Higher is better for these units; the rest (latencies) are not judged against baselines.
 fn higher_is_better(unit: &str) -> bool {
-    matches!(unit, "TFLOP/s" | "GB/s" | "images/s" | "samples/s" | "qps" | "QPS")
+    matches!(
+        unit,
+        "TFLOP/s" | "GB/s" | "images/s" | "samples/s" | "qps" | "QPS"
+    )
 }
 
 /// The gpus.yaml model a device name means: the model whose name shares the most words with it, among those whose
@@ -138,7 +141,9 @@ pub fn compare(r: &mut SuiteResult, m: &Matrices, baselines: &[Baseline], thresh
     for t in r.tests.iter().filter(|t| t.status == TestStatus::Pass) {
         let precision = t.params.get("precision").and_then(|v| v.as_str());
         for metric in &t.metrics {
-            let Some(measured) = metric.value else { continue };
+            let Some(measured) = metric.value else {
+                continue;
+            };
             let peak = model.and_then(|g| peak_for(g, &t.name, &metric.name, precision));
             let base = baselines.iter().find(|b| {
                 b.device == device
@@ -177,7 +182,14 @@ pub fn baselines_from(r: &SuiteResult, source: &str) -> Baselines {
     } else {
         r.device.name.clone().unwrap_or_default()
     };
-    let keep = ["batch", "precision", "mode", "size", "size_mb", "image_size"];
+    let keep = [
+        "batch",
+        "precision",
+        "mode",
+        "size",
+        "size_mb",
+        "image_size",
+    ];
     let baselines = r
         .tests
         .iter()
@@ -225,13 +237,26 @@ mod tests {
     fn device_names_as_torch_reports_them_find_their_model() {
         let m = m();
         let name = |s| model_for(&m, s).map(|g| g.name.clone());
-        assert_eq!(name("AMD Radeon RX 7900 XTX").as_deref(), Some("AMD Radeon RX 7900 XTX"));
+        assert_eq!(
+            name("AMD Radeon RX 7900 XTX").as_deref(),
+            Some("AMD Radeon RX 7900 XTX")
+        );
         assert_eq!(name("NVIDIA H200").as_deref(), Some("NVIDIA H200"));
-        assert_eq!(name("NVIDIA GeForce RTX 4090").as_deref(), Some("NVIDIA GeForce RTX 4090"));
+        assert_eq!(
+            name("NVIDIA GeForce RTX 4090").as_deref(),
+            Some("NVIDIA GeForce RTX 4090")
+        );
         assert_eq!(name("Some Other Card 1234"), None);
     }
 
-    fn run(device: &str, test: &str, metric: &str, unit: &str, value: f64, precision: &str) -> SuiteResult {
+    fn run(
+        device: &str,
+        test: &str,
+        metric: &str,
+        unit: &str,
+        value: f64,
+        precision: &str,
+    ) -> SuiteResult {
         let mut r = SuiteResult::failed_run("bench", "standard", vec![], "x", String::new(), "");
         r.tests.clear();
         r.device.kind = if device == "cpu" { "cpu" } else { "cuda" }.into();
@@ -243,7 +268,11 @@ mod tests {
             status: TestStatus::Pass,
             reason: None,
             fix: None,
-            metrics: vec![Metric { name: metric.into(), value: Some(value), unit: unit.into() }],
+            metrics: vec![Metric {
+                name: metric.into(),
+                value: Some(value),
+                unit: unit.into(),
+            }],
             params,
             duration_s: 1.0,
         });
@@ -253,7 +282,14 @@ mod tests {
     #[test]
     fn gemm_is_a_share_of_the_datasheet_peak() {
         let m = m();
-        let mut r = run("NVIDIA H200", "gemm", "gemm_bf16_tflops", "TFLOP/s", 700.0, "bf16");
+        let mut r = run(
+            "NVIDIA H200",
+            "gemm",
+            "gemm_bf16_tflops",
+            "TFLOP/s",
+            700.0,
+            "bf16",
+        );
         compare(&mut r, &m, &[], 0.1);
         let c = &r.comparisons[0];
         let peak = c.peak.expect("H200 has a bf16 peak");

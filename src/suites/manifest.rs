@@ -172,7 +172,11 @@ impl Suite {
                 return Err(PlanError::UnknownTest {
                     name: name.clone(),
                     level: level.name(),
-                    known: at_level.iter().map(|t| t.name.as_str()).collect::<Vec<_>>().join(", "),
+                    known: at_level
+                        .iter()
+                        .map(|t| t.name.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", "),
                 });
             }
         }
@@ -276,9 +280,18 @@ mod tests {
         assert_eq!(s.schema_version, 1);
         assert_eq!(s.levels, [Level::Quick, Level::Standard, Level::Full]);
         let names = |l| -> Vec<String> {
-            s.smoke_plan(l, "cpu", &[]).unwrap().tests.into_iter().map(|t| t.name).collect()
+            s.smoke_plan(l, "cpu", &[])
+                .unwrap()
+                .tests
+                .into_iter()
+                .map(|t| t.name)
+                .collect()
         };
-        let (q, st, f) = (names(Level::Quick), names(Level::Standard), names(Level::Full));
+        let (q, st, f) = (
+            names(Level::Quick),
+            names(Level::Standard),
+            names(Level::Full),
+        );
         assert!(q.contains(&"numerics".to_string()) && !q.contains(&"models".to_string()));
         assert!(q.iter().all(|t| st.contains(t)) && st.iter().all(|t| f.contains(t)));
         assert!(st.contains(&"models".to_string()) && f.contains(&"diffusion".to_string()));
@@ -299,13 +312,27 @@ mod tests {
     #[test]
     fn unknown_names_and_parameters_are_refused_with_the_choices() {
         let s = Suite::embedded();
-        let e = s.smoke_plan(Level::Quick, "cpu", &["models".into()]).unwrap_err();
-        assert!(e.to_string().starts_with("no test `models` at level quick; the tests are: environment"), "{e}");
+        let e = s
+            .smoke_plan(Level::Quick, "cpu", &["models".into()])
+            .unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("no test `models` at level quick; the tests are: environment"),
+            "{e}"
+        );
         let e = s.bench_plan("resnet", "cpu", &[]).unwrap_err();
         assert!(e.to_string().contains("resnet50"), "{e}");
-        let e = s.bench_plan("gemm", "cpu", &[("batch", 8.into())]).unwrap_err();
-        assert!(e.to_string().starts_with("the gemm benchmark takes no batch"), "{e}");
-        let p = s.bench_plan("resnet50", "cpu", &[("batch", 4.into())]).unwrap();
+        let e = s
+            .bench_plan("gemm", "cpu", &[("batch", 8.into())])
+            .unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("the gemm benchmark takes no batch"),
+            "{e}"
+        );
+        let p = s
+            .bench_plan("resnet50", "cpu", &[("batch", 4.into())])
+            .unwrap();
         assert_eq!(p.tests[0].params["batch"], 4);
         assert_eq!(p.kind, "bench");
     }

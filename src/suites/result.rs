@@ -185,7 +185,11 @@ impl SuiteResult {
     /// How many tests passed, failed and skipped.
     pub fn counts(&self) -> (usize, usize, usize) {
         let n = |s| self.tests.iter().filter(|t| t.status == s).count();
-        (n(TestStatus::Pass), n(TestStatus::Fail), n(TestStatus::Skip))
+        (
+            n(TestStatus::Pass),
+            n(TestStatus::Fail),
+            n(TestStatus::Skip),
+        )
     }
 }
 
@@ -228,16 +232,39 @@ mod tests {
     #[test]
     fn broken_documents_are_errors() {
         assert_eq!(parse_result(None), Err(ResultError::Missing));
-        assert!(matches!(parse_result(Some(b"{\"tests\": [")), Err(ResultError::Invalid(_))));
-        assert!(matches!(parse_result(Some(b"")), Err(ResultError::Invalid(_))));
+        assert!(matches!(
+            parse_result(Some(b"{\"tests\": [")),
+            Err(ResultError::Invalid(_))
+        ));
+        assert!(matches!(
+            parse_result(Some(b"")),
+            Err(ResultError::Invalid(_))
+        ));
         let v2 = DOC.replace("\"schema_version\": 1", "\"schema_version\": 2");
-        assert_eq!(parse_result(Some(v2.as_bytes())), Err(ResultError::Version(2)));
+        assert_eq!(
+            parse_result(Some(v2.as_bytes())),
+            Err(ResultError::Version(2))
+        );
         let bad_status = DOC.replace("\"pass\"", "\"ok\"");
-        assert!(matches!(parse_result(Some(bad_status.as_bytes())), Err(ResultError::Invalid(_))));
-        let r = SuiteResult::failed_run("smoke", "quick", vec![], "run", "it crashed".into(), "    Segmentation fault");
+        assert!(matches!(
+            parse_result(Some(bad_status.as_bytes())),
+            Err(ResultError::Invalid(_))
+        ));
+        let r = SuiteResult::failed_run(
+            "smoke",
+            "quick",
+            vec![],
+            "run",
+            "it crashed".into(),
+            "    Segmentation fault",
+        );
         assert!(!r.passed());
         assert_eq!(r.counts(), (0, 1, 0));
-        assert!(r.tests[0].reason.as_deref().unwrap().ends_with("Segmentation fault"));
+        assert!(r.tests[0]
+            .reason
+            .as_deref()
+            .unwrap()
+            .ends_with("Segmentation fault"));
     }
 
     #[test]

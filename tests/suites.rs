@@ -1,0 +1,486 @@
+//! `rocmenv smoke` and `rocmenv bench` for real: the quick level on this machine's CPU with Debian's torch, on the
+//! host and inside the CPU stack image (built without --with-smoke-tests), and suites that crash, hang, write
+//! garbage or nothing, time out or get Ctrl-C: each a failed run with its reason, no container left behind.
+//!
+//! The torch tests need Debian's python3-torch at /usr/bin/python3 (ROCMENV_REQUIRE_TORCH=1 makes its absence a
+//! failure, as .ci/run does); the container tests need the daemon (ROCMENV_ENGINE_TESTS=1, as in tests/engine.rs).
+
+#[allow(dead_code)]
+#[path = "common/engine.rs"]
+mod common;
+
+use common::{assert_no_leftovers, daemon, BASE};
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+const PYTHON: &str = "/usr/bin/python3";
+
+fn rocmenv(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_rocmenv"))
+        .args(args)
+        .env_remove("ROCMENV_MATRICES")
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("runs")
+}
+
+/// True when Debian's torch is importable; panics when it must be (CI), prints SKIP otherwise.
+fn torch(test: &str) -> bool {
+    let ok = Command::new(PYTHON)
+        .args(["-c", "import torch, torchvision"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        assert!(
+            std::env::var("ROCMENV_REQUIRE_TORCH").as_deref() != Ok("1"),
+            "ROCMENV_REQUIRE_TORCH=1 but {PYTHON} cannot import torch and torchvision (apt-get install python3-torch python3-torchvision)"
+        );
+        eprintln!("SKIP {test}: {PYTHON} cannot import torch (apt-get install python3-torch python3-torchvision)");
+    }
+    ok
+}
+
+fn json(path: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(path).expect("the result file exists"))
+        .expect("valid JSON")
+}
+
+fn test_names(doc: &serde_json::Value) -> Vec<String> {
+    doc["tests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap().to_string())
+        .collect()
+}
+
+fn status_of(doc: &serde_json::Value, name: &str) -> String {
+    doc["tests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == name)
+        .unwrap_or_else(|| panic!("no test {name} in {doc}"))["status"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+const QUICK: [&str; 7] = [
+    "environment",
+    "no-cpu-fallback",
+    "arch-fit",
+    "numerics",
+    "memory",
+    "gemm",
+    "bandwidth",
+];
+
+/// Issue 15: the whole quick level runs for real on the CPU, on the host, and writes JSON and JUnit.
+#[test]
+fn the_quick_level_passes_on_the_host_cpu() {
+    if !torch("host quick level") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (j, x) = (dir.path().join("r.json"), dir.path().join("r.xml"));
+    let o = rocmenv(&[
+        "smoke",
+        "--host",
+        "--python",
+        PYTHON,
+        "--vendor",
+        "cpu",
+        "--json",
+        j.to_str().unwrap(),
+        "--junit",
+        x.to_str().unwrap(),
+    ]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{out}\n{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let doc = json(&j);
+    assert_eq!(doc["schema_version"], 1);
+    assert_eq!(doc["level"], "quick");
+    assert_eq!(doc["device"]["kind"], "cpu");
+    assert!(
+        doc["versions"]["torch"]
+            .as_str()
+            .unwrap()
+            .starts_with("1.13"),
+        "{doc}"
+    );
+    let names = test_names(&doc);
+    for t in QUICK {
+        assert!(names.contains(&t.to_string()), "{t} missing: {names:?}");
+    }
+    for t in ["numerics", "memory", "gemm", "bandwidth"] {
+        assert_eq!(status_of(&doc, t), "pass", "{doc}");
+    }
+    // Without a GPU vendor there is no GPU to fall back from: a skip with the reason, never a pass.
+    assert_eq!(status_of(&doc, "no-cpu-fallback"), "skip");
+    let gemm = doc["tests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "gemm")
+        .unwrap();
+    let fp32 = gemm["metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["name"] == "gemm_fp32_tflops")
+        .unwrap();
+    assert!(fp32["value"].as_f64().unwrap() > 0.0, "{gemm}");
+    assert!(
+        out.contains("✓ gemm") && out.contains("smoke quick on"),
+        "{out}"
+    );
+    let xml = std::fs::read_to_string(&x).unwrap();
+    assert!(
+        xml.contains(r#"<testsuite name="smoke-quick" tests="7""#),
+        "{xml}"
+    );
+    for t in QUICK {
+        assert!(
+            xml.contains(&format!(
+                r#"<testcase name="{t}" classname="rocmenv.smoke""#
+            )),
+            "{t}: {xml}"
+        );
+    }
+}
+
+/// A stand-in interpreter: `sh SCRIPT` runs as `--python`, receiving `run.py --plan P --out O` as arguments.
+fn fake_python(dir: &Path, body: &str) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let p = dir.join("python");
+    std::fs::write(
+        &p,
+        format!("#!/bin/sh\n# $1 run.py, $3 plan, $5 result\n{body}\n"),
+    )
+    .unwrap();
+    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+    p
+}
+
+fn broken(body: &str, extra: &[&str]) -> (Output, serde_json::Value) {
+    let dir = tempfile::tempdir().unwrap();
+    let py = fake_python(dir.path(), body);
+    let j = dir.path().join("r.json");
+    let mut args = vec![
+        "smoke",
+        "--host",
+        "--vendor",
+        "cpu",
+        "--python",
+        py.to_str().unwrap(),
+        "--json",
+        j.to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    let o = rocmenv(&args);
+    let doc = json(&j);
+    (o, doc)
+}
+
+fn last_reason(doc: &serde_json::Value) -> String {
+    let tests = doc["tests"].as_array().unwrap();
+    tests.last().unwrap()["reason"]
+        .as_str()
+        .unwrap_or("")
+        .to_string()
+}
+
+/// Issue 15: a suite that writes nothing, writes garbage, crashes or hangs is a failed run with the last lines of
+/// its output, never a pass.
+#[test]
+fn broken_suites_are_failed_runs_with_their_last_output() {
+    let (o, doc) = broken("echo 'ImportError: No module named torch' >&2; exit 0", &[]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(test_names(&doc), ["run"]);
+    let why = last_reason(&doc);
+    assert!(
+        why.contains("wrote no result document (exit code 0)")
+            && why.contains("No module named torch"),
+        "{why}"
+    );
+
+    let (o, doc) = broken(
+        "printf '{\"schema_version\": 1, \"tests\": [' > \"$5\"",
+        &[],
+    );
+    assert_eq!(o.status.code(), Some(1));
+    assert!(last_reason(&doc).contains("not valid"), "{doc}");
+
+    let progress = r#"{"name": "numerics", "status": "pass", "reason": null, "fix": null, "metrics": [], "params": {}, "duration_s": 0.1}"#;
+    let (o, doc) = broken(&format!("echo '@rocmenv-test {progress}'; echo 'Fatal Python error: Segmentation fault' >&2; kill -SEGV $$"), &[]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(test_names(&doc), ["numerics", "run"]);
+    let why = last_reason(&doc);
+    assert!(
+        why.contains("killed by a signal") && why.contains("Segmentation fault"),
+        "{why}"
+    );
+    assert!(String::from_utf8_lossy(&o.stdout).contains("✓ numerics"));
+
+    let start = std::time::Instant::now();
+    let (o, doc) = broken("sleep 30", &["--timeout", "1"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(test_names(&doc), ["timeout"]);
+    assert!(
+        last_reason(&doc).contains("outlived --timeout 1 s"),
+        "{doc}"
+    );
+    assert!(
+        start.elapsed().as_secs() < 25,
+        "the hung suite was not killed"
+    );
+}
+
+/// Issue 15: bad names are usage errors naming the choices; a missing interpreter cannot run (exit 3).
+#[test]
+fn usage_errors_and_a_missing_interpreter() {
+    let o = rocmenv(&["smoke", "--host", "--vendor", "cpu", "--only", "nonsense"]);
+    assert_eq!(o.status.code(), Some(2));
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        e.starts_with(
+            "rocmenv: --only: no test `nonsense` at level quick; the tests are: environment"
+        ),
+        "{e}"
+    );
+    let o = rocmenv(&[
+        "bench", "--host", "--vendor", "cpu", "--model", "gemm", "--batch", "8",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("the gemm benchmark takes no batch"));
+    let o = rocmenv(&[
+        "smoke",
+        "--host",
+        "--vendor",
+        "cpu",
+        "--python",
+        "/nonexistent/python3",
+    ]);
+    assert_eq!(
+        o.status.code(),
+        Some(3),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(String::from_utf8_lossy(&o.stderr).contains("cannot start /nonexistent/python3"));
+    let o = rocmenv(&["smoke", "--vendor", "cpu"]);
+    assert_eq!(o.status.code(), Some(2), "neither --image nor --host");
+}
+
+/// A bench run saves a baseline; the next run compares with it, and a baseline far above is a regression that
+/// fails only with --fail-on-regression.
+#[test]
+fn bench_saves_and_compares_a_baseline() {
+    if !torch("bench baseline") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let base = dir.path().join("base.yaml");
+    let args = [
+        "bench", "--host", "--python", PYTHON, "--vendor", "cpu", "--model", "gemm", "--iters", "3",
+    ];
+    let mut first = args.to_vec();
+    first.extend(["--save-baseline", base.to_str().unwrap()]);
+    let o = rocmenv(&first);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let saved = std::fs::read_to_string(&base).unwrap();
+    assert!(
+        saved.contains("test: gemm")
+            && saved.contains("metric: throughput")
+            && saved.contains("device: cpu"),
+        "{saved}"
+    );
+    // A baseline a thousand times faster than this machine: a regression.
+    let doc: serde_yaml_ng::Value = serde_yaml_ng::from_str(&saved).unwrap();
+    let value = doc["baselines"][0]["value"].as_f64().unwrap();
+    let inflated = saved.replacen(
+        &format!("value: {value}"),
+        &format!("value: {}", value * 1000.0),
+        1,
+    );
+    std::fs::write(&base, inflated).unwrap();
+    let mut again = args.to_vec();
+    again.extend(["--baseline", base.to_str().unwrap()]);
+    let o = rocmenv(&again);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "{out}");
+    assert!(out.contains("(regression)"), "{out}");
+    assert!(String::from_utf8_lossy(&o.stderr).contains("regressed past --threshold 10%"));
+    again.push("--fail-on-regression");
+    assert_eq!(rocmenv(&again).status.code(), Some(1));
+}
+
+/// The CPU stack built without --with-smoke-tests: rocmenv copies the suite in.
+fn cpu_image_without_suite() -> String {
+    let o = rocmenv(&["build", "--stack", "cpu", "--base", BASE, "--json"]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let built: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    built["tag"].as_str().unwrap().to_string()
+}
+
+/// Issue 15: the quick level passes inside the CPU stack image, which has no suite of its own.
+#[test]
+fn the_quick_level_passes_in_an_image_without_the_suite() {
+    let Some(d) = daemon("smoke-in-image") else {
+        return;
+    };
+    let image = cpu_image_without_suite();
+    let o = rocmenv(&[
+        "run",
+        "--vendor",
+        "cpu",
+        "--image",
+        &image,
+        "--",
+        "test",
+        "!",
+        "-e",
+        "/opt/rocmenv/smoke-tests",
+    ]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "the image must not carry the suite"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let j = dir.path().join("r.json");
+    let o = rocmenv(&[
+        "smoke",
+        "--image",
+        &image,
+        "--vendor",
+        "cpu",
+        "--json",
+        j.to_str().unwrap(),
+    ]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}\n{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let doc = json(&j);
+    assert_eq!(test_names(&doc).len(), QUICK.len(), "{doc}");
+    assert_eq!(status_of(&doc, "numerics"), "pass");
+    assert_no_leftovers(&d.engine);
+
+    // Timed out inside the container: a failed test named timeout, the container killed and removed.
+    let o = rocmenv(&[
+        "smoke",
+        "--image",
+        &image,
+        "--vendor",
+        "cpu",
+        "--level",
+        "standard",
+        "--only",
+        "models",
+        "--timeout",
+        "2",
+        "--json",
+        j.to_str().unwrap(),
+    ]);
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+    assert_eq!(test_names(&json(&j)).last().unwrap(), "timeout");
+    assert_no_leftovers(&d.engine);
+
+    // Ctrl-C after the first test: exit 130, the container removed, the finished tests still written.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_rocmenv"))
+        .args([
+            "smoke",
+            "--image",
+            &image,
+            "--vendor",
+            "cpu",
+            "--level",
+            "standard",
+            "--json",
+            j.to_str().unwrap(),
+        ])
+        .env("NO_COLOR", "1")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    for line in lines.by_ref() {
+        if line.unwrap().contains("environment") {
+            break;
+        }
+    }
+    // SAFETY: kill(2) on our own child's pid.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130));
+    let doc = json(&j);
+    let names = test_names(&doc);
+    assert_eq!(
+        names.first().map(String::as_str),
+        Some("environment"),
+        "{names:?}"
+    );
+    assert_eq!(
+        names.last().map(String::as_str),
+        Some("interrupted"),
+        "{names:?}"
+    );
+    assert_no_leftovers(&d.engine);
+}
+
+/// The Python side's own tests (schema, statistics, tolerances, the bounded batch search, plan errors).
+#[test]
+fn the_suites_pytest_passes() {
+    let has_pytest = Command::new(PYTHON)
+        .args(["-c", "import pytest, torch"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !has_pytest {
+        assert!(
+            std::env::var("ROCMENV_REQUIRE_TORCH").as_deref() != Ok("1"),
+            "ROCMENV_REQUIRE_TORCH=1 but {PYTHON} lacks pytest or torch (apt-get install python3-pytest python3-torch)"
+        );
+        eprintln!("SKIP pytest: {PYTHON} lacks pytest or torch");
+        return;
+    }
+    let o = Command::new(PYTHON)
+        .args(["-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"])
+        .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/smoke-tests"))
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        o.status.success(),
+        "{out}\n{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(out.contains(" passed"), "{out}");
+}
