@@ -101,6 +101,9 @@ pub fn exec(
     let mut finished = suite::run(&a.suite, matrices, vendor, &plan, style, out, err)?;
     suites::compare(&mut finished.result, &m, &baselines, a.threshold / 100.0);
     super::written(report::render_suite_summary(&finished.result, out))?;
+    if a.tune {
+        super::written(report::render_tune(&finished.result, out))?;
+    }
     suite::write_outputs(&a.suite, &finished.result)?;
     if let Some(path) = &a.save_baseline {
         let source = format!(

@@ -12,7 +12,7 @@ pub use human::{render_human, Style};
 pub use json::{doctor_json, render_json};
 pub use progress::BuildProgress;
 pub use runtime::render_runtime;
-pub use suite::{junit, render_suite_summary, render_suite_test};
+pub use suite::{junit, render_suite_summary, render_suite_test, render_tune};
 
 use crate::checks::{Finding, Summary};
 use crate::host::HostFacts;

@@ -114,6 +114,81 @@ pub fn render_suite_summary(r: &SuiteResult, out: &mut dyn Write) -> std::io::Re
     )
 }
 
+/// How a tuning knob is applied: a variable set before the process starts, or a line of code.
+enum Apply {
+    Env(&'static str, &'static str),
+    Code(&'static str),
+}
+
+/// The knobs `bench --tune` measures (its metric is `<name>_speedup`), and how to apply each: real ones only (the
+/// knobs a field report invented appear nowhere in the product; tests/suites.rs checks the whole tree).
+const KNOBS: [(&str, Apply); 5] = [
+    (
+        "cudnn_benchmark",
+        Apply::Code("torch.backends.cudnn.benchmark = True  (MIOpen's find step on ROCm)"),
+    ),
+    ("tunableop", Apply::Env("PYTORCH_TUNABLEOP_ENABLED", "1")),
+    ("miopen_find_mode", Apply::Env("MIOPEN_FIND_MODE", "NORMAL")),
+    (
+        "channels_last",
+        Apply::Code("model = model.to(memory_format=torch.channels_last)"),
+    ),
+    (
+        "amp",
+        Apply::Code("with torch.autocast(device_type=\"cuda\"): …  (mixed precision)"),
+    ),
+];
+
+/// A knob helps when it is at least this much faster than the default.
+const HELPS: f64 = 1.05;
+
+/// `bench --tune`: each measured knob's speed-up, and those that help as variables (for `rocmenv run -e`, a
+/// Dockerfile's ENV or a .env file) or as code.
+pub fn render_tune(r: &SuiteResult, out: &mut dyn Write) -> std::io::Result<()> {
+    let Some(t) = r.tests.iter().find(|t| t.name == "tune") else {
+        return Ok(());
+    };
+    let speedup = |knob: &str| {
+        t.metrics
+            .iter()
+            .find(|m| m.name == format!("{knob}_speedup"))
+            .and_then(|m| m.value)
+    };
+    writeln!(
+        out,
+        "\nTuning knobs against the default (a knob helps at {HELPS}× or more)"
+    )?;
+    let mut vars = Vec::new();
+    for (knob, apply) in &KNOBS {
+        let shown = knob.replace('_', "-");
+        let Some(x) = speedup(knob) else {
+            writeln!(out, "  {shown:<18} not measured here (see its row above)")?;
+            continue;
+        };
+        let how = match apply {
+            Apply::Env(k, v) => format!("{k}={v}"),
+            Apply::Code(c) => format!("in code: {c}"),
+        };
+        let verdict = if x >= HELPS { "helps" } else { "no gain" };
+        writeln!(out, "  {shown:<18} {x:>5.2}×  {verdict:<8} {how}")?;
+        if let (Apply::Env(k, v), true) = (apply, x >= HELPS) {
+            vars.push(format!("{k}={v}"));
+        }
+    }
+    if vars.is_empty() {
+        writeln!(out, "No variable helps on this device; keep the defaults.")
+    } else {
+        writeln!(
+            out,
+            "Variables that help on this device (Dockerfile ENV, `rocmenv run -e`, or .env):"
+        )?;
+        for v in vars {
+            writeln!(out, "  {v}")?;
+        }
+        Ok(())
+    }
+}
+
 /// The run as JUnit XML: one `<testsuite>` named after the kind and level, one `<testcase>` per test; a failure
 /// carries the reason as its message and the fix as its text, a skip its reason.
 pub fn junit(r: &SuiteResult, suite_name: &str) -> String {
@@ -213,6 +288,50 @@ mod tests {
         assert!(
             text.trim_end()
                 .ends_with("smoke quick on an unknown device: 1 pass, 1 fail, 1 skip"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn tune_names_the_knobs_that_help_and_their_variables() {
+        let mut r = result();
+        r.tests.push(TestResult {
+            name: "tune".into(),
+            status: TestStatus::Pass,
+            reason: None,
+            fix: None,
+            metrics: vec![
+                Metric {
+                    name: "tunableop_speedup".into(),
+                    value: Some(1.31),
+                    unit: "x".into(),
+                },
+                Metric {
+                    name: "amp_speedup".into(),
+                    value: Some(1.01),
+                    unit: "x".into(),
+                },
+            ],
+            params: Default::default(),
+            duration_s: 1.0,
+        });
+        let mut out = Vec::new();
+        render_tune(&r, &mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert!(
+            text.contains("tunableop           1.31×  helps    PYTORCH_TUNABLEOP_ENABLED=1"),
+            "{text}"
+        );
+        assert!(
+            text.contains("amp                 1.01×  no gain"),
+            "{text}"
+        );
+        assert!(
+            text.contains("cudnn-benchmark    not measured here"),
+            "{text}"
+        );
+        assert!(
+            text.trim_end().ends_with("  PYTORCH_TUNABLEOP_ENABLED=1"),
             "{text}"
         );
     }
