@@ -537,3 +537,79 @@ fn no_invented_knob_anywhere_in_the_product() {
         }
     }
 }
+
+/// Issue 15: the `onnx` and `int8` tests run for real on the CPU, with ONNX Runtime from PyPI in a test image
+/// (pinned to releases that load with Debian's numpy 1.24 and torch 1.13). PyPI is reached over TLS: the host's
+/// CA bundle goes into the build so a TLS-inspecting proxy that the host trusts is trusted there too.
+#[test]
+fn onnx_and_int8_run_for_real_with_onnxruntime_from_pypi() {
+    let Some(d) = daemon("onnx-in-image") else {
+        return;
+    };
+    let cpu = cpu_image_without_suite();
+    let ca = std::fs::read("/etc/ssl/certs/ca-certificates.crt").expect("the host's CA bundle");
+    let dockerfile = format!(
+        "FROM {cpu}\nUSER root\n\
+         RUN apt-get update && apt-get install -y --no-install-recommends python3-pip && rm -rf /var/lib/apt/lists/*\n\
+         COPY host-ca.pem /tmp/host-ca.pem\n\
+         RUN python3 -m pip install --no-cache-dir --break-system-packages --cert /tmp/host-ca.pem \
+         onnxruntime==1.19.2 onnx==1.16.2 'numpy<2'\n\
+         USER 1000\n"
+    );
+    let files = vec![
+        (PathBuf::from("Dockerfile"), dockerfile.into_bytes()),
+        (PathBuf::from("host-ca.pem"), ca),
+    ];
+    let image = rocmenv::engine::build_files(&d.engine, &files, "test-onnx", &[], &mut |_| {})
+        .unwrap_or_else(|e| panic!("onnx image: {e}"))
+        .tag;
+    let dir = tempfile::tempdir().unwrap();
+    let j = dir.path().join("r.json");
+    let o = rocmenv(&[
+        "smoke",
+        "--image",
+        &image,
+        "--vendor",
+        "cpu",
+        "--level",
+        "standard",
+        "--only",
+        "onnx,int8",
+        "--json",
+        j.to_str().unwrap(),
+    ]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{out}\n{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let doc = json(&j);
+    assert_eq!(status_of(&doc, "onnx"), "pass", "{doc}");
+    assert_eq!(status_of(&doc, "int8"), "pass", "{doc}");
+    assert_eq!(doc["versions"]["onnxruntime"], "1.19.2", "{doc}");
+    let metric_names: Vec<String> = doc["tests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|t| {
+            t["metrics"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|m| m["name"].as_str().unwrap().to_string())
+        })
+        .collect();
+    assert!(
+        metric_names
+            .iter()
+            .any(|m| m.contains("cpu") && m.contains("qps")),
+        "{metric_names:?}"
+    );
+    assert!(
+        metric_names.iter().any(|m| m.contains("agreement")),
+        "{metric_names:?}"
+    );
+    assert_no_leftovers(&d.engine);
+}
