@@ -107,10 +107,15 @@ pub fn render_suite_summary(r: &SuiteResult, out: &mut dyn Write) -> std::io::Re
         (None, _) if r.device.kind.is_empty() => "an unknown device".into(),
         (None, _) => r.device.kind.clone(),
     };
+    // A benchmark run is named after its benchmark, a smoke run after its level.
+    let what = match (r.kind.as_str(), r.tests.first()) {
+        ("bench", Some(t)) => t.name.split('/').next().unwrap_or_default().to_string(),
+        _ => r.level.clone(),
+    };
     writeln!(
         out,
-        "\n{} {} on {device}: {pass} pass, {fail} fail, {skip} skip",
-        r.kind, r.level
+        "\n{} {what} on {device}: {pass} pass, {fail} fail, {skip} skip",
+        r.kind
     )
 }
 
