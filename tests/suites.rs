@@ -41,6 +41,18 @@ fn torch(test: &str) -> bool {
     ok
 }
 
+/// Stdout of a run that must have exited 0; the assertion shows both streams.
+fn succeeded(o: &Output) -> String {
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{out}\n{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    out
+}
+
 fn json(path: &Path) -> serde_json::Value {
     serde_json::from_str(&std::fs::read_to_string(path).expect("the result file exists"))
         .expect("valid JSON")
@@ -97,13 +109,7 @@ fn the_quick_level_passes_on_the_host_cpu() {
         "--junit",
         x.to_str().unwrap(),
     ]);
-    let out = String::from_utf8_lossy(&o.stdout);
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{out}\n{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    let out = succeeded(&o);
     let doc = json(&j);
     assert_eq!(doc["schema_version"], 1);
     assert_eq!(doc["level"], "quick");
@@ -294,12 +300,7 @@ fn bench_saves_and_compares_a_baseline() {
     let mut first = args.to_vec();
     first.extend(["--save-baseline", base.to_str().unwrap()]);
     let o = rocmenv(&first);
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    succeeded(&o);
     let saved = std::fs::read_to_string(&base).unwrap();
     assert!(
         saved.contains("test: gemm")
@@ -319,8 +320,7 @@ fn bench_saves_and_compares_a_baseline() {
     let mut again = args.to_vec();
     again.extend(["--baseline", base.to_str().unwrap()]);
     let o = rocmenv(&again);
-    let out = String::from_utf8_lossy(&o.stdout);
-    assert_eq!(o.status.code(), Some(0), "{out}");
+    let out = succeeded(&o);
     assert!(out.contains("(regression)"), "{out}");
     assert!(String::from_utf8_lossy(&o.stderr).contains("regressed past --threshold 10%"));
     again.push("--fail-on-regression");
@@ -330,12 +330,7 @@ fn bench_saves_and_compares_a_baseline() {
 /// The CPU stack built without --with-smoke-tests: rocmenv copies the suite in.
 fn cpu_image_without_suite() -> String {
     let o = rocmenv(&["build", "--stack", "cpu", "--base", BASE, "--json"]);
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    succeeded(&o);
     let built: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     built["tag"].as_str().unwrap().to_string()
 }
@@ -359,11 +354,7 @@ fn the_quick_level_passes_in_an_image_without_the_suite() {
         "-e",
         "/opt/rocmenv/smoke-tests",
     ]);
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "the image must not carry the suite"
-    );
+    succeeded(&o);
     let dir = tempfile::tempdir().unwrap();
     let j = dir.path().join("r.json");
     let o = rocmenv(&[
@@ -375,13 +366,7 @@ fn the_quick_level_passes_in_an_image_without_the_suite() {
         "--json",
         j.to_str().unwrap(),
     ]);
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{}\n{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    );
+    succeeded(&o);
     let doc = json(&j);
     assert_eq!(test_names(&doc).len(), QUICK.len(), "{doc}");
     assert_eq!(status_of(&doc, "numerics"), "pass");
@@ -578,13 +563,7 @@ fn onnx_and_int8_run_for_real_with_onnxruntime_from_pypi() {
         "--json",
         j.to_str().unwrap(),
     ]);
-    let out = String::from_utf8_lossy(&o.stdout);
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{out}\n{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    succeeded(&o);
     let doc = json(&j);
     assert_eq!(status_of(&doc, "onnx"), "pass", "{doc}");
     assert_eq!(status_of(&doc, "int8"), "pass", "{doc}");
