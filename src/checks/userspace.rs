@@ -54,9 +54,15 @@ fn rocm(cx: &Context) -> Finding {
         return f;
     }
     let same_series = v.major() == r.version.major() && v.minor() == r.version.minor();
+    // Name the installed release exactly when the matrices know it, so the fix checks against what is installed.
+    let installed = if cx.matrices.rocm.releases.iter().any(|x| x.version == v) {
+        v.to_string()
+    } else {
+        v.short()
+    };
     Finding::new(ID, AREA, if same_series { Status::Pass } else { Status::Warn }, format!("ROCm {v} is installed at {}; the target is {}", primary.path, r.version))
         .detail(format!("installs: {all}. Containers bring their own user space; host tools and HIP builds use this one"))
-        .fix(format!("to match the target on the host: install ROCm {} (amdgpu-install), or check against the installed one: --target rocm-{}", r.version, v.short()))
+        .fix(format!("to match the target on the host: install ROCm {} (amdgpu-install), or check against the installed one: --target rocm-{installed}", r.version))
 }
 
 fn cuda(cx: &Context) -> Finding {
