@@ -181,6 +181,16 @@ fn radeon_780m_runs_through_its_override_with_a_warning() {
     assert!(f.detail.as_deref().unwrap().contains("medium confidence"));
     assert_eq!(status(&r, "env.hsa-override"), Status::Pass);
     assert_eq!(status(&r, "gpu.igpu-with-dgpu"), Status::Pass);
+    // Issue 14: 24.04.3 is newer than the listed 24.04.1: a note on a pass, not "update to the newest".
+    let os = find(&r, "os.rocm-supported", None);
+    assert_eq!(os.status, Status::Pass);
+    assert!(
+        os.summary
+            .ends_with("(point release 24.04.3 is newer than the listed 24.04.1, 24.04)"),
+        "{}",
+        os.summary
+    );
+    assert_eq!(os.fix, None);
     snapshot("radeon780m-apu-ubuntu2404-rocm-6.2", &r);
 }
 
@@ -190,6 +200,11 @@ fn igpu_next_to_a_discrete_card_is_flagged_with_the_variable_to_hide_it() {
     let f = find(&r, "gpu.igpu-with-dgpu", None);
     assert_eq!(f.status, Status::Warn);
     assert_eq!(f.fix.as_deref(), Some("export HIP_VISIBLE_DEVICES=0"));
+    // Issue 10: the Mint summary is a whole sentence.
+    assert_eq!(
+        find(&r, "os.rocm-supported", None).summary,
+        "Linux Mint 21.3 is not listed for ROCm 6.2.4; it is built on Ubuntu 22.04 (jammy), which ROCm 6.2.4 lists"
+    );
     assert_eq!(
         find(&r, "gpu.gfx-supported", Some("0000:03:00.0")).status,
         Status::Pass

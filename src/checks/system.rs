@@ -174,7 +174,14 @@ fn check_os(cx: &Context) -> Finding {
         DistroMatch::Listed(d) => {
             if let (Some(p), false) = (&os.point_release, d.point_releases.is_empty()) {
                 if !d.point_releases.contains(p) {
-                    return Finding::new(ID, AREA, Status::Warn, format!("{name}: point release {p} is not listed for ROCm {} ({})", r.version, d.point_releases.join(", ")))
+                    let listed = d.point_releases.join(", ");
+                    // Numeric order (22.04.10 after 22.04.9): a newer point release only adds fixes.
+                    let key = |v: &str| v.split('.').map(|x| x.parse::<u64>().unwrap_or(0)).collect::<Vec<_>>();
+                    if d.point_releases.iter().any(|l| key(p) > key(l)) {
+                        return Finding::new(ID, AREA, Status::Pass, format!("{name} is supported by ROCm {} (point release {p} is newer than the listed {listed})", r.version))
+                            .detail("ROCm is tested on the listed point releases; a newer one carries their fixes and is expected to work");
+                    }
+                    return Finding::new(ID, AREA, Status::Warn, format!("{name}: point release {p} is older than those listed for ROCm {} ({listed})", r.version))
                         .detail("ROCm is tested on the listed point releases; older ones may lack kernel and firmware fixes")
                         .fix("update the system to the newest point release (sudo apt update && sudo apt full-upgrade)");
                 }
@@ -185,7 +192,7 @@ fn check_os(cx: &Context) -> Finding {
             }
             f
         }
-        DistroMatch::Derived(d, how) => Finding::new(ID, AREA, Status::Warn, format!("{name} is not listed for ROCm {}; it is {how}, which is", r.version))
+        DistroMatch::Derived(d, how) => Finding::new(ID, AREA, Status::Warn, format!("{name} is not listed for ROCm {}; it is {how}, which ROCm {} lists", r.version, r.version))
             .detail(format!("supported kernels there: {}; AMD does not test derivatives", kernel_list(d)))
             .fix(format!("expect to install ROCm with the {} {} packages; report issues against that base", d.id, d.version)),
         DistroMatch::OtherVersions(ds) => {
