@@ -69,6 +69,10 @@ fn assert_this_machine(report: &RuntimeReport, why: &str) {
         report.hip.backend
     );
     if !hip_here() {
+        assert!(
+            std::env::var("ROCMENV_REQUIRE_HIP").as_deref() != Ok("1"),
+            "{why}: ROCMENV_REQUIRE_HIP=1 but libamdhip64 cannot be loaded (apt-get install libamdhip64-dev)"
+        );
         assert_eq!(
             report.hip.status,
             ProbeStatus::LibraryMissing,
