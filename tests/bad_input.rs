@@ -295,3 +295,70 @@ fn tools_are_looked_up_on_the_trees_path_inside_the_tree() {
     );
     assert_eq!(r.facts.tools.get("nvidia-smi"), Some(&None));
 }
+
+/// Issue 14: the captures index lists exactly the files that are there.
+#[test]
+fn the_captures_index_lists_what_is_there() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/captures");
+    let index = fs::read_to_string(dir.join("INDEX.md")).unwrap();
+    for entry in fs::read_dir(&dir).unwrap() {
+        let name = entry.unwrap().file_name().into_string().unwrap();
+        if name == "INDEX.md" {
+            continue;
+        }
+        // Files are named in full, or as `_suffix` after a sibling's name on the same line.
+        let stem = name.trim_end_matches(".txt");
+        let listed = index.contains(stem)
+            || index.lines().any(|l| {
+                l.split(['/', ',']).any(|part| {
+                    let p = part
+                        .trim()
+                        .split(' ')
+                        .next()
+                        .unwrap_or("")
+                        .trim_end_matches(".txt");
+                    p.starts_with('_') && stem.ends_with(p)
+                })
+            });
+        assert!(listed, "{name} is not in INDEX.md");
+    }
+    for line in index
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+    {
+        let first = line.split([' ', ',']).next().unwrap_or("");
+        if first.ends_with(".txt") {
+            assert!(
+                dir.join(first).exists(),
+                "INDEX.md lists {first}, which is not there"
+            );
+        }
+        // `… / _rocm602 / …`: each short name must be the end of a file that is there.
+        for part in line
+            .split(" — ")
+            .next()
+            .unwrap_or("")
+            .split(['/', ','])
+            .skip(1)
+        {
+            let short = part
+                .trim()
+                .split(' ')
+                .next()
+                .unwrap_or("")
+                .trim_end_matches(".txt");
+            if short.starts_with('_') {
+                let names: Vec<String> = fs::read_dir(&dir)
+                    .unwrap()
+                    .map(|e| e.unwrap().file_name().into_string().unwrap())
+                    .collect();
+                assert!(
+                    names
+                        .iter()
+                        .any(|n| n.trim_end_matches(".txt").ends_with(short)),
+                    "INDEX.md lists {short} ({first}), which is not there"
+                );
+            }
+        }
+    }
+}
