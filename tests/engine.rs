@@ -209,7 +209,7 @@ fn the_oom_killer_is_reported() {
 #[test]
 fn a_container_that_outlives_its_timeout_is_killed() {
     let Some(d) = daemon("timeout") else { return };
-    let start = Instant::now();
+    // Exit 124 and the message are the proof: a container that was not killed would exit 0 after 60 s.
     let o = rocmenv(&[
         "run",
         "--vendor",
@@ -227,11 +227,6 @@ fn a_container_that_outlives_its_timeout_is_killed() {
         Some(124),
         "{}",
         String::from_utf8_lossy(&o.stderr)
-    );
-    assert!(
-        start.elapsed() < Duration::from_secs(20),
-        "{:?}",
-        start.elapsed()
     );
     assert!(String::from_utf8_lossy(&o.stderr).contains("outlived --timeout 1 s"));
     assert_no_leftovers(&d.engine);
@@ -474,10 +469,16 @@ fn the_cpu_stack_builds_end_to_end_and_runs_torch() {
         "-c",
         "id -u; ls /opt/rocmenv/smoke-tests",
     ]);
-    assert_eq!(
-        String::from_utf8_lossy(&o.stdout).lines().next(),
-        Some("1000")
-    );
+    let listing = String::from_utf8_lossy(&o.stdout);
+    let mut lines = listing.lines();
+    assert_eq!(lines.next(), Some("1000"));
+    let files: Vec<&str> = lines.collect();
+    for f in ["run.py", "suite.yaml", "rocmenv_smoke"] {
+        assert!(
+            files.contains(&f),
+            "{f} missing from /opt/rocmenv/smoke-tests: {files:?}"
+        );
+    }
     // `run --probe` copies this rocmenv in and asks the runtimes there: the CPU image has neither, so exit 3.
     let o = rocmenv(&["run", "--probe", "--vendor", "cpu", "--image", &image]);
     let text = String::from_utf8_lossy(&o.stdout);
@@ -508,17 +509,11 @@ fn the_cpu_stack_builds_end_to_end_and_runs_torch() {
             "the portable build reports what this build reports"
         );
     }
-    // Unchanged: a cache hit that does not run the builder.
-    let started = Instant::now();
+    // Unchanged: a cache hit that does not run the builder (how fast it is belongs in benches/engine.rs).
     let o = rocmenv(&args);
     let again: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON");
     assert_eq!(again["cached"], true);
     assert_eq!(again["tag"], built["tag"]);
-    assert!(
-        started.elapsed() < Duration::from_secs(5),
-        "{:?}",
-        started.elapsed()
-    );
     assert_no_leftovers(&d.engine);
 }
 
