@@ -72,13 +72,18 @@ fn binary_and_absurd_kernel_strings() {
 
 #[test]
 fn empty_binary_and_hostile_os_release() {
-    let cases: [&[u8]; 4] = [
-        b"",
-        b"\xff\xfe\x00\x01\x02",
-        b"NAME=\"Unterminated\nID=\"\n",
-        b"ID=$(rm -rf /)\nVERSION_ID=`reboot`\nPRETTY_NAME=\"\\\"; DROP TABLE\"\n",
+    // Issue 14: each case says what it must become: refused (the fact is missing, with a reason, and the check
+    // skips) or parsed (a hostile value stays a literal string that matches nothing).
+    let cases: [(&[u8], Option<&str>); 4] = [
+        (b"", None),
+        (b"\xff\xfe\x00\x01\x02", None),
+        (b"NAME=\"Unterminated\nID=\"\n", None),
+        (
+            b"ID=$(rm -rf /)\nVERSION_ID=`reboot`\nPRETTY_NAME=\"\\\"; DROP TABLE\"\n",
+            Some("$(rm -rf /)"),
+        ),
     ];
-    for (i, bad) in cases.iter().enumerate() {
+    for (i, (bad, parsed_id)) in cases.iter().enumerate() {
         let dir = tempfile::tempdir().unwrap();
         write(dir.path(), "etc/os-release", bad);
         write(
@@ -87,14 +92,23 @@ fn empty_binary_and_hostile_os_release() {
             b"5.15.0-91-generic\n",
         );
         let r = run(dir.path());
-        match &r.facts.os {
+        match parsed_id {
             None => {
+                assert!(
+                    r.facts.os.is_none(),
+                    "case {i} must be refused: {:?}",
+                    r.facts.os
+                );
                 assert!(r.facts.why_unavailable("os").is_some(), "case {i}");
                 assert_eq!(status(&r, "os.rocm-supported"), Status::Skip, "case {i}");
             }
-            // A hostile value stays a literal string and matches nothing.
-            Some(os) => {
-                assert_eq!(os.id.as_deref(), Some("$(rm -rf /)"), "case {i}");
+            Some(id) => {
+                let os = r
+                    .facts
+                    .os
+                    .as_ref()
+                    .unwrap_or_else(|| panic!("case {i} must parse"));
+                assert_eq!(os.id.as_deref(), Some(*id), "case {i}");
                 assert_eq!(status(&r, "os.rocm-supported"), Status::Fail, "case {i}");
             }
         }
