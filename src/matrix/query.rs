@@ -1,5 +1,6 @@
 //! Questions the checks ask of the matrices.
 
+use super::distro::{canonical_distro_version, distro_version_matches};
 use super::schema::*;
 use super::Matrices;
 use crate::gfx::GfxTarget;
@@ -146,11 +147,18 @@ impl RocmRelease {
             .is_some_and(|g| g.status != SupportStatus::Unsupported)
     }
 
-    /// The distro entry for os-release `ID`/`VERSION_ID`, matching `22.04` with `22.04.x` and `9` with `9.4` only exactly.
+    /// The distro entry for os-release `ID`/`VERSION_ID`: the same version in canonical form (SLES `15-SP5`
+    /// is `15.5`), else a row naming only the major version (`rocky 9` for `9.6`).
     pub fn distro(&self, id: &str, version_id: &str) -> Option<&DistroSupport> {
+        let same = canonical_distro_version(version_id);
         self.distros
             .iter()
-            .find(|d| d.id == id && d.version == version_id)
+            .find(|d| d.id == id && canonical_distro_version(&d.version) == same)
+            .or_else(|| {
+                self.distros
+                    .iter()
+                    .find(|d| d.id == id && distro_version_matches(&d.version, version_id))
+            })
     }
 
     /// True when the amdgpu driver `driver` (e.g. 6.7.0 or 30.10.1) is in this release's window.
