@@ -459,3 +459,193 @@ fn one_rule_says_how_a_target_runs_on_a_release() {
         "{how:?}"
     );
 }
+
+// ------------------------------------------------------------------ issue 11: provenance
+
+/// Drops the `source: "…"` entry (flow or block style) that follows `anchor` in the data.
+fn without_source(text: &str, anchor: &str) -> (String, usize) {
+    let data = text.find("\nschema_version:").expect("data start");
+    let at = data + text[data..].find(anchor).expect("anchor in the data");
+    let line = text[..at].matches('\n').count() + 1;
+    let s = at + text[at..].find("source: \"").unwrap();
+    let end = s + "source: \"".len() + text[s + "source: \"".len()..].find('"').unwrap() + 1;
+    // Also the `, ` before a flow-style entry, or the whole line in block style.
+    let (s, end) = if text[..s].ends_with(", ") {
+        (s - 2, end)
+    } else {
+        (text[..s].rfind('\n').unwrap(), end)
+    };
+    (format!("{}{}", &text[..s], &text[end..]), line)
+}
+
+/// Issue 11: every record names a public source; the loader refuses one without, naming the record's line.
+#[test]
+fn a_record_without_a_source_is_refused() {
+    for (file, text, anchor, what) in [
+        (
+            "rocm.yaml",
+            ROCM,
+            "  - version: \"6.2.0\"",
+            "release 6.2.0 has no `source`",
+        ),
+        (
+            "cuda.yaml",
+            CUDA,
+            "{version: \"12.4.1\",",
+            "release 12.4.1 has no `source`",
+        ),
+        (
+            "ngc.yaml",
+            NGC,
+            "{release: \"24.05\",",
+            "release 24.05 has no `source`",
+        ),
+        (
+            "gpus.yaml",
+            GPUS,
+            "{target: gfx906,",
+            "gfx target gfx906 has no `source`",
+        ),
+        (
+            "gpus.yaml",
+            GPUS,
+            "{name: \"AMD Radeon RX 7900 XTX\",",
+            "GPU `AMD Radeon RX 7900 XTX` has no `source`",
+        ),
+    ] {
+        let (bad, line) = without_source(text, anchor);
+        let e = load_err(file, Some(bad.as_bytes()));
+        assert_eq!(e.line, Some(line), "{e}");
+        assert!(e.message.contains(what), "{e}");
+        assert!(e.message.contains("owner/repo@commit:path"), "{e}");
+    }
+}
+
+/// `text` with the `source: "…"` value on the first line holding `anchor` (in the data) set to `value`;
+/// returns the text and that line.
+fn with_source(text: &str, anchor: &str, value: &str) -> (String, usize) {
+    let data = text.find("\nschema_version:").expect("data start");
+    let at = data + text[data..].find(anchor).expect("anchor in the data");
+    let line = text[..at].matches('\n').count() + 1;
+    let out: Vec<String> = text
+        .lines()
+        .enumerate()
+        .map(|(i, l)| {
+            if i + 1 != line {
+                return l.to_string();
+            }
+            let v = l.find("source: \"").unwrap() + "source: \"".len();
+            let end = v + l[v..].find('"').unwrap();
+            format!("{}{value}{}", &l[..v], &l[end..])
+        })
+        .collect();
+    (out.join("\n") + "\n", line)
+}
+
+/// Issue 11: a source is a URL or owner/repo@commit:path, not "general knowledge" or a private note.
+#[test]
+fn a_source_that_names_no_public_reference_is_refused() {
+    let rocm_source = "    source: \"ROCm/legacy-rocm-build@a2df48d20171f90f2bea1f7d211b056f57f78ffd:docs/compatibility/compatibility-matrix-historical-6.0.csv (column 6.2.0;";
+    for private in [
+        "general knowledge",
+        "matrix-facts §2c",
+        "ROCm/ROCm@main:README.md (a branch, not a commit)",
+        "http://example.com/plain-http",
+        "ROCm/ROCm@90a576ac (no path)",
+    ] {
+        let (text, line) = with_source(ROCM, rocm_source, private);
+        let e = load_err("rocm.yaml", Some(text.as_bytes()));
+        assert_eq!(e.line, Some(line), "{e}");
+        assert!(e.message.contains("release 6.2.0: source"), "{e}");
+        assert!(e.message.contains("names no public reference"), "{e}");
+    }
+    let (text, line) = with_source(NGC, "{release: \"24.05\",", "the 24.05 release notes");
+    let e = load_err("ngc.yaml", Some(text.as_bytes()));
+    assert_eq!(e.line, Some(line), "{e}");
+    assert!(e.message.contains("release 24.05: source"), "{e}");
+    // Both public forms are accepted on their own, and within prose.
+    for ok in [
+        "https://rocm.docs.amd.com/en/docs-6.2.0/compatibility/compatibility-matrix.html",
+        "ROCm/ROCm@90a576acf33fdfc2d7d1c83945b65e0c937ae63f:docs/compatibility/compatibility-matrix.rst",
+        "the OS table (alanina/ROCm@c6bf8d20:docs/reference/gpu-arch-specs.rst)",
+    ] {
+        let (text, _) = with_source(ROCM, rocm_source, ok);
+        let d = dir_with("rocm.yaml", Some(text.as_bytes()));
+        Matrices::load_dir(d.path()).unwrap_or_else(|e| panic!("{ok}: {e}"));
+    }
+}
+
+/// Issue 11: `unconfirmed:` names real fields of its record (or `*`, or `peaks.<field>` on a GPU).
+#[test]
+fn unconfirmed_names_must_be_fields_of_the_record() {
+    let (text, line) = corrupt(
+        ROCM,
+        "    unconfirmed: [\"ships_driver\", \"amdgpu_dkms\"]",
+        "    unconfirmed: [\"ships_driver\", \"amdgpu_dkmz\"]",
+    );
+    let e = load_err("rocm.yaml", Some(text.as_bytes()));
+    assert_eq!(e.line, Some(line), "{e}");
+    assert!(
+        e.message
+            .contains("unconfirmed names `amdgpu_dkmz`, which is not a field"),
+        "{e}"
+    );
+    assert!(e.message.contains("amdgpu_dkms"), "lists the fields: {e}");
+
+    let xtx = "{name: \"AMD Radeon RX 7900 XTX\",";
+    for (bad, ok) in [
+        ("peaks.fp64_tflops", false),
+        ("source", false),
+        ("peaks.fp16_tflops", true),
+        ("*", true),
+    ] {
+        let (text, line) = corrupt(
+            GPUS,
+            xtx,
+            &format!("{{name: \"AMD Radeon RX 7900 XTX\", unconfirmed: [\"{bad}\"],"),
+        );
+        let d = dir_with("gpus.yaml", Some(text.as_bytes()));
+        match Matrices::load_dir(d.path()) {
+            Ok(_) => assert!(ok, "{bad} accepted"),
+            Err(e) => {
+                assert!(!ok, "{bad} refused: {e}");
+                assert_eq!(e.line, Some(line), "{e}");
+                assert!(e.message.contains(&format!("`{bad}`")), "{e}");
+            }
+        }
+    }
+}
+
+/// The field lists `unconfirmed:` is checked against are the fields the records really have.
+#[test]
+fn unconfirmed_field_lists_match_the_schema() {
+    use rocmenv::matrix::fields;
+    fn keys<T: serde::Serialize>(t: &T) -> Vec<String> {
+        let mut k: Vec<String> = serde_json::to_value(t)
+            .unwrap()
+            .as_object()
+            .unwrap()
+            .keys()
+            .filter(|k| *k != "source" && *k != "unconfirmed")
+            .cloned()
+            .collect();
+        k.sort();
+        k
+    }
+    fn sorted(f: &[&str]) -> Vec<String> {
+        let mut v: Vec<String> = f.iter().map(|s| s.to_string()).collect();
+        v.sort();
+        v
+    }
+    let m = m();
+    let r = m.newest_rocm();
+    assert_eq!(keys(r), sorted(fields::ROCM_RELEASE));
+    assert_eq!(keys(&r.images[0]), sorted(fields::ROCM_IMAGE));
+    assert_eq!(keys(&m.cuda.families[0]), sorted(fields::CUDA_FAMILY));
+    assert_eq!(keys(&m.cuda.releases[0]), sorted(fields::CUDA_RELEASE));
+    assert_eq!(keys(&m.ngc.releases[0]), sorted(fields::NGC_RELEASE));
+    assert_eq!(keys(&m.gpus.gfx_targets[0]), sorted(fields::GFX_TARGET));
+    assert_eq!(keys(&m.gpus.gpus[0]), sorted(fields::GPU_MODEL));
+    let peaks = m.gpus.gpus.iter().find_map(|g| g.peaks.as_ref()).unwrap();
+    assert_eq!(keys(peaks), sorted(fields::PEAKS));
+}

@@ -17,6 +17,10 @@ pub struct Provenance {
 }
 
 impl Provenance {
+    /// The forms a `source` may take, for error messages.
+    pub const SOURCE_FORMS: &'static str =
+        "a public URL (https://...) or owner/repo@commit:path (commit: 7 to 40 hex digits)";
+
     /// True when `field` (or the whole record, `*`) is marked unconfirmed.
     pub fn is_unconfirmed(&self, field: &str) -> bool {
         self.unconfirmed.iter().any(|f| f == field || f == "*")
@@ -355,4 +359,60 @@ pub struct Peaks {
     /// Memory bandwidth in GB/s.
     #[serde(default)]
     pub mem_bw_gbs: Option<f64>,
+}
+
+/// The field names of each record, which `unconfirmed:` may name (besides `*`).
+pub mod fields {
+    /// A ROCm release.
+    pub const ROCM_RELEASE: &[&str] = &[
+        "version",
+        "distros",
+        "gfx",
+        "kernel_drivers",
+        "ships_driver",
+        "amdgpu_dkms",
+        "pytorch",
+        "images",
+        "notes",
+    ];
+    /// A `rocm/pytorch` image.
+    pub const ROCM_IMAGE: &[&str] = &["tag", "ubuntu", "python", "pytorch", "digest"];
+    /// A CUDA major's compatibility floor.
+    pub const CUDA_FAMILY: &[&str] = &["major", "min_driver"];
+    /// A CUDA release.
+    pub const CUDA_RELEASE: &[&str] = &[
+        "version",
+        "label",
+        "min_driver_linux",
+        "min_driver_windows",
+        "compute_capabilities",
+    ];
+    /// An NGC release.
+    pub const NGC_RELEASE: &[&str] = &[
+        "release",
+        "tag",
+        "pytorch",
+        "cuda",
+        "ubuntu",
+        "python",
+        "min_driver",
+        "datacenter_drivers",
+        "digest",
+    ];
+    /// A gfx target.
+    pub const GFX_TARGET: &[&str] = &["target", "arch", "override_to"];
+    /// A GPU model; its peaks are named `peaks.<field>`.
+    pub const GPU_MODEL: &[&str] = &[
+        "name",
+        "vendor",
+        "pci_ids",
+        "gfx",
+        "compute_capability",
+        "arch",
+        "vram_gib",
+        "integrated",
+        "peaks",
+    ];
+    /// Datasheet peaks, under `peaks.`.
+    pub const PEAKS: &[&str] = &["fp32_tflops", "fp16_tflops", "bf16_tflops", "mem_bw_gbs"];
 }
