@@ -111,6 +111,7 @@ impl Matrices {
         validate_cuda(&m.cuda, &cuda)?;
         validate_ngc(&m.ngc, &ngc)?;
         validate_gpus(&m.gpus, &gpus)?;
+        validate_ngc_cuda(&m.ngc, &m.cuda, &ngc)?;
         m.rocm.releases.sort_by(|a, b| a.version.cmp(&b.version));
         m.cuda.releases.sort_by(|a, b| a.version.cmp(&b.version));
         m.ngc.releases.sort_by(|a, b| a.release.cmp(&b.release));
@@ -610,6 +611,31 @@ fn validate_ngc(f: &NgcFile, src: &(String, String)) -> Result<(), MatrixError> 
             fields::NGC_RELEASE,
             false,
         )?;
+    }
+    Ok(())
+}
+
+/// Every NGC release ships a CUDA that cuda.yaml lists: that release, or for a two-part `13.4`
+/// (update not published) a release of that series, as `--target ngc-YY.MM` resolves it.
+fn validate_ngc_cuda(
+    f: &NgcFile,
+    cuda: &CudaFile,
+    src: &(String, String),
+) -> Result<(), MatrixError> {
+    for r in &f.releases {
+        let listed = cuda.releases.iter().any(|c| {
+            c.version == r.cuda || (r.cuda.patch() == 0 && c.version.in_series(&r.cuda, 2))
+        });
+        if !listed {
+            return Err(MatrixError {
+                file: src.0.clone(),
+                line: item_line(&src.1, "release", &r.release),
+                message: format!(
+                    "release {} ships CUDA {}, which cuda.yaml does not list (add that CUDA release first)",
+                    r.release, r.cuda
+                ),
+            });
+        }
     }
     Ok(())
 }
