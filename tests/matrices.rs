@@ -649,3 +649,154 @@ fn unconfirmed_field_lists_match_the_schema() {
     let peaks = m.gpus.gpus.iter().find_map(|g| g.peaks.as_ref()).unwrap();
     assert_eq!(keys(peaks), sorted(fields::PEAKS));
 }
+
+// ------------------------------------------------------------------ issue 11: invariants
+
+/// Releases come out of the loader strictly ordered (so also without duplicates), in every file.
+#[test]
+fn versions_are_strictly_ordered_as_loaded() {
+    let m = m();
+    for w in m.rocm.releases.windows(2) {
+        assert!(
+            w[0].version < w[1].version,
+            "{} then {}",
+            w[0].version,
+            w[1].version
+        );
+    }
+    for w in m.cuda.releases.windows(2) {
+        assert!(
+            w[0].version < w[1].version,
+            "{} then {}",
+            w[0].version,
+            w[1].version
+        );
+    }
+    let ngc: Vec<(u32, u32)> = m
+        .ngc
+        .releases
+        .iter()
+        .map(|r| {
+            let (y, mo) = r.release.split_once('.').unwrap();
+            (y.parse().unwrap(), mo.parse().unwrap())
+        })
+        .collect();
+    for w in ngc.windows(2) {
+        assert!(w[0] < w[1], "{:?} then {:?}", w[0], w[1]);
+    }
+}
+
+/// Every NGC release's CUDA is in cuda.yaml (a two-part `13.4`: some release of that series).
+#[test]
+fn every_ngc_cuda_is_in_cuda_yaml() {
+    let m = m();
+    for n in &m.ngc.releases {
+        let exact = m.cuda.releases.iter().any(|c| c.version == n.cuda);
+        let series = n.cuda.patch() == 0 && m.cuda_release(&n.cuda.short()).is_some();
+        assert!(exact || series, "NGC {} ships CUDA {}", n.release, n.cuda);
+    }
+    // And the loader refuses one that is not.
+    let (text, line) = corrupt(
+        NGC,
+        "{release: \"24.05\", tag: \"24.05-py3\", pytorch: \"2.4.0a0+07cecf4168\", cuda: \"12.4.1\"",
+        "{release: \"24.05\", tag: \"24.05-py3\", pytorch: \"2.4.0a0+07cecf4168\", cuda: \"12.4.7\"",
+    );
+    let e = load_err("ngc.yaml", Some(text.as_bytes()));
+    assert_eq!(e.line, Some(line), "{e}");
+    assert!(
+        e.message
+            .contains("release 24.05 ships CUDA 12.4.7, which cuda.yaml does not list"),
+        "{e}"
+    );
+    let (text, _) = corrupt(NGC, "cuda: \"12.4.1\"", "cuda: \"12.99\"");
+    let e = load_err("ngc.yaml", Some(text.as_bytes()));
+    assert!(e.message.contains("CUDA 12.99.0"), "{e}");
+}
+
+/// Every rocm/pytorch image carries a PyTorch its release lists (`2.3` covers `2.3.0`).
+#[test]
+fn every_image_pytorch_is_in_its_release_list() {
+    let m = m();
+    for r in &m.rocm.releases {
+        for img in &r.images {
+            let listed = r.pytorch.iter().any(|p| {
+                img.pytorch == *p
+                    || img
+                        .pytorch
+                        .strip_prefix(p.as_str())
+                        .is_some_and(|rest| rest.starts_with('.'))
+            });
+            assert!(
+                listed,
+                "ROCm {}: {} carries PyTorch {}, not in {:?}",
+                r.version, img.tag, img.pytorch, r.pytorch
+            );
+        }
+    }
+}
+
+/// Distro versions are os-release `VERSION_ID`s (SUSE's `15-SPn` is AMD's spelling of `15.n`).
+#[test]
+fn distro_versions_are_in_os_release_form() {
+    use rocmenv::matrix::{canonical_distro_version, is_os_release_version};
+    let m = m();
+    for r in &m.rocm.releases {
+        for d in &r.distros {
+            assert!(
+                is_os_release_version(&d.version),
+                "ROCm {}: {} `{}` is not a VERSION_ID",
+                r.version,
+                d.id,
+                d.version
+            );
+            assert!(
+                d.id.bytes()
+                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-'),
+                "ROCm {}: `{}` is not an os-release ID",
+                r.version,
+                d.id
+            );
+            if d.version.contains("-SP") {
+                assert_eq!(d.id, "sles", "{}", d.version);
+            }
+            for p in &d.point_releases {
+                assert!(
+                    p.starts_with(&canonical_distro_version(&d.version)),
+                    "ROCm {}: point release {p} of {} {}",
+                    r.version,
+                    d.id,
+                    d.version
+                );
+            }
+        }
+    }
+}
+
+/// Every gfx target the matrices name is an LLVM processor gfx.rs knows.
+#[test]
+fn every_gfx_is_known_to_gfx_rs() {
+    let m = m();
+    let mut named: Vec<(String, GfxTarget)> = Vec::new();
+    for t in &m.gpus.gfx_targets {
+        named.push(("gfx_targets".into(), t.target));
+        if let Some(o) = &t.override_to {
+            named.push((format!("{} override_to", t.target), o.target));
+        }
+    }
+    for g in &m.gpus.gpus {
+        if let Some(t) = g.gfx {
+            named.push((g.name.clone(), t));
+        }
+    }
+    for r in &m.rocm.releases {
+        for g in &r.gfx {
+            named.push((format!("ROCm {}", r.version), g.target));
+        }
+    }
+    for (where_, t) in named {
+        assert!(
+            t.is_llvm_processor(),
+            "{where_}: {t} is not an LLVM processor"
+        );
+    }
+}
