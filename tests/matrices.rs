@@ -800,3 +800,132 @@ fn every_gfx_is_known_to_gfx_rs() {
         );
     }
 }
+
+// ------------------------------------------------------------------ issue 11: supported is not built
+
+/// rocm.yaml with a `built:` list on 6.2.4 (test data: two components that agree on all but gfx1101).
+fn rocm_with_built() -> String {
+    let built = "  - version: \"6.2.4\"\n    built:\n      \
+        - {component: rocBLAS, targets: [gfx900, gfx906, gfx908, gfx90a, gfx942, gfx1030, gfx1100, gfx1101, gfx1103], source: \"https://example.org/rocblas-targets (test data)\"}\n      \
+        - {component: PyTorch wheel, targets: [gfx900, gfx906, gfx908, gfx90a, gfx942, gfx1030, gfx1100, gfx1103], source: \"https://example.org/wheel-targets (test data)\"}\n";
+    corrupt(ROCM, "  - version: \"6.2.4\"\n", built).0
+}
+
+/// Issue 11: a target the release's libraries are built for runs (doctor warns), and an override to a
+/// built target is offered; releases without `built:` keep their behaviour.
+#[test]
+fn built_but_not_supported_runs_natively() {
+    use rocmenv::matrix::GfxRun;
+    let d = dir_with("rocm.yaml", Some(rocm_with_built().as_bytes()));
+    let m = Matrices::load_dir(d.path()).unwrap();
+    let plain = Matrices::embedded().unwrap();
+    let r = m.rocm_release("6.2.4").unwrap();
+    // gfx900 (MI25) is off 6.2.4's supported list; the test data's libraries build it.
+    let how = m.gfx_on_release(r, gfx("gfx900"));
+    assert!(
+        matches!(how, GfxRun::BuiltNotSupported(_)) && how.runs(),
+        "{how:?}"
+    );
+    assert_eq!(how.override_target(), None);
+    assert!(r.builds(gfx("gfx900")));
+    // Only one component ships gfx1101: not built.
+    assert!(!r.built_by_components(gfx("gfx1101")));
+    // gfx90c's override, gfx900, is built now: the APU runs through it.
+    let how = m.gfx_on_release(r, gfx("gfx90c"));
+    assert_eq!(how.override_target(), Some(gfx("gfx900")), "{how:?}");
+    let before = plain.gfx_on_release(plain.rocm_release("6.2.4").unwrap(), gfx("gfx90c"));
+    assert!(matches!(before, GfxRun::OverrideNotBuilt(_)), "{before:?}");
+    // Listed targets and known overrides are unchanged.
+    assert!(matches!(
+        m.gfx_on_release(r, gfx("gfx1100")),
+        GfxRun::Native(_)
+    ));
+    assert_eq!(
+        m.gfx_on_release(r, gfx("gfx1031")).override_target(),
+        Some(gfx("gfx1030"))
+    );
+    assert!(matches!(
+        m.gfx_on_release(r, gfx("gfx1010")),
+        GfxRun::OverrideCrashes(_)
+    ));
+    // A release without `built:` is as before.
+    let r622 = m.rocm_release("6.2.2").unwrap();
+    assert!(r622.built.is_empty());
+    assert!(!m.gfx_on_release(r622, gfx("gfx900")).runs());
+}
+
+/// Issue 11: doctor warns for a built-but-unsupported GPU and offers the override an APU needs.
+#[test]
+fn doctor_warns_for_built_but_not_supported() {
+    use rocmenv::checks::Status;
+    use rocmenv::commands::doctor::{build_report, DoctorOptions};
+    let d = dir_with("rocm.yaml", Some(rocm_with_built().as_bytes()));
+    let host = |name: &str, matrices: Option<&Path>| {
+        let r = build_report(&DoctorOptions {
+            sysroot: Some(
+                Path::new(env!("CARGO_MANIFEST_DIR"))
+                    .join("tests/fixtures/hosts")
+                    .join(name),
+            ),
+            matrices: matrices.map(Path::to_path_buf),
+            target: Some("rocm-6.2.4".parse().unwrap()),
+            ..DoctorOptions::default()
+        })
+        .unwrap();
+        r.findings
+            .into_iter()
+            .filter(|f| f.id == "gpu.gfx-supported")
+            .map(|f| (f.status, f.summary))
+            .collect::<Vec<_>>()
+    };
+    // Radeon 780M (gfx1103): not supported by 6.2.4, but built in the test data.
+    let f = host("radeon780m-apu-ubuntu2404", Some(d.path()));
+    assert_eq!(f.len(), 1, "{f:?}");
+    assert_eq!(f[0].0, Status::Warn, "{f:?}");
+    assert!(
+        f[0].1.contains("gfx1103 is not on ROCm 6.2.4's supported list, but its libraries are built for it (rocBLAS, PyTorch wheel)"),
+        "{f:?}"
+    );
+    // Without `built:` it needs the gfx1100 override.
+    let before = host("radeon780m-apu-ubuntu2404", None);
+    assert!(before[0].1.contains("runs as gfx1100"), "{before:?}");
+    // The Cezanne iGPU (gfx90c) next to an RX 6800: its override gfx900 is built now, so doctor asks
+    // for the override (the host does not set it) instead of saying nothing can run it.
+    let f = host("ryzen5600g-igpu-rx6800-mint21", Some(d.path()));
+    let igpu = f
+        .iter()
+        .find(|(_, s)| s.contains("gfx90c"))
+        .expect("gfx90c finding");
+    assert!(
+        igpu.1.contains("HSA_OVERRIDE_GFX_VERSION_1=9.0.0"),
+        "{igpu:?}"
+    );
+    let before = host("ryzen5600g-igpu-rx6800-mint21", None);
+    let igpu = before.iter().find(|(_, s)| s.contains("gfx90c")).unwrap();
+    assert!(
+        igpu.1.contains("nor is its override target gfx900"),
+        "{igpu:?}"
+    );
+}
+
+/// A `built:` entry needs its own source, like every record.
+#[test]
+fn a_built_entry_without_a_source_is_refused() {
+    let text = rocm_with_built().replacen(
+        ", source: \"https://example.org/rocblas-targets (test data)\"",
+        "",
+        1,
+    );
+    let line = text
+        .lines()
+        .position(|l| l.contains("component: rocBLAS") && !l.trim_start().starts_with('#'))
+        .unwrap()
+        + 1;
+    let e = load_err("rocm.yaml", Some(text.as_bytes()));
+    assert_eq!(e.line, Some(line), "{e}");
+    assert!(
+        e.message
+            .contains("release 6.2.4: built by rocBLAS has no `source`"),
+        "{e}"
+    );
+}

@@ -281,3 +281,50 @@ fn unknown_values_exit_2_with_the_nearest_ones() {
         refused(args, &["not in the matrices"]);
     }
 }
+
+/// Issue 11: with a `built:` list, `matrix gfx` and `matrix rocm` say what the libraries ship.
+#[test]
+fn built_targets_show_in_rocm_and_gfx() {
+    let dir = tempfile::tempdir().unwrap();
+    for f in ["rocm.yaml", "cuda.yaml", "ngc.yaml", "gpus.yaml"] {
+        let mut text =
+            std::fs::read_to_string(format!("{}/matrices/{f}", env!("CARGO_MANIFEST_DIR")))
+                .unwrap();
+        if f == "rocm.yaml" {
+            text = text.replacen(
+                "\n  - version: \"6.2.4\"\n",
+                "\n  - version: \"6.2.4\"\n    built:\n      - {component: rocBLAS, targets: [gfx900, gfx1100], source: \"https://example.org/test-data\"}\n",
+                1,
+            );
+        }
+        std::fs::write(dir.path().join(f), text).unwrap();
+    }
+    let d = dir.path().display().to_string();
+    let t = text(&["--matrices", &d, "matrix", "gfx", "gfx900"]);
+    assert!(
+        t.contains("6.2.4             built, not on AMD's supported list"),
+        "{t}"
+    );
+    let doc: serde_json::Value = serde_json::from_str(&text(&[
+        "--matrices",
+        &d,
+        "matrix",
+        "gfx",
+        "gfx900",
+        "--json",
+    ]))
+    .unwrap();
+    let row = doc["gfx"]["releases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["version"] == "6.2.4")
+        .unwrap()
+        .clone();
+    assert_eq!(row["runs"], "built-not-supported");
+    let t = text(&["--matrices", &d, "matrix", "rocm", "6.2.4"]);
+    assert!(
+        t.contains("built: rocBLAS   gfx900, gfx1100 (https://example.org/test-data)"),
+        "{t}"
+    );
+}

@@ -469,6 +469,16 @@ fn validate_rocm(f: &RocmFile, src: &(String, String)) -> Result<(), MatrixError
                 true,
             )?;
         }
+        for b in &r.built {
+            check_provenance(
+                src,
+                item_line(&src.1, "component", &b.component),
+                &format!("release {v}: built by {}", b.component),
+                &b.provenance,
+                fields::BUILT_TARGETS,
+                false,
+            )?;
+        }
         check_provenance(
             src,
             item_line(&src.1, "version", &raw_version(&src.1, &r.version)),

@@ -99,7 +99,7 @@ pub struct GfxAnswer<'m> {
 pub struct GfxOnRelease {
     /// The release.
     pub version: Version,
-    /// `native`, `override`, `override-crashes`, `override-not-built` or `no-override`.
+    /// `native`, `built-not-supported`, `override`, `override-crashes`, `override-not-built` or `no-override`.
     pub runs: &'static str,
     /// The release's status for the target when it lists it natively.
     pub status: Option<SupportStatus>,
@@ -210,6 +210,7 @@ impl GfxRun<'_> {
     pub fn kind(&self) -> &'static str {
         match self {
             GfxRun::Native(_) => "native",
+            GfxRun::BuiltNotSupported(_) => "built-not-supported",
             GfxRun::Override(_) => "override",
             GfxRun::OverrideCrashes(_) => "override-crashes",
             GfxRun::OverrideNotBuilt(_) => "override-not-built",

@@ -94,6 +94,9 @@ pub enum GfxRun<'m> {
     Native(&'m GfxSupport),
     /// The release lacks the target, and the override gpus.yaml names is built: the device runs those kernels.
     Override(&'m OverrideAdvice),
+    /// The release does not list the target as supported, but every component its `built:` names ships
+    /// kernels for it: it runs natively, untested by AMD.
+    BuiltNotSupported(&'m [BuiltTargets]),
     /// The release lacks the target, and its known override crashes (a different ISA).
     OverrideCrashes(&'m OverrideAdvice),
     /// The release builds neither the target nor its override target.
@@ -105,7 +108,10 @@ pub enum GfxRun<'m> {
 impl GfxRun<'_> {
     /// True when the device runs on the release, natively or through the override.
     pub fn runs(&self) -> bool {
-        matches!(self, GfxRun::Native(_) | GfxRun::Override(_))
+        matches!(
+            self,
+            GfxRun::Native(_) | GfxRun::BuiltNotSupported(_) | GfxRun::Override(_)
+        )
     }
 
     /// The target whose kernels the device runs when it runs through an override.
@@ -126,6 +132,9 @@ impl Matrices {
         {
             return GfxRun::Native(s);
         }
+        if release.built_by_components(target) {
+            return GfxRun::BuiltNotSupported(&release.built);
+        }
         match self.gfx_info(target).and_then(|i| i.override_to.as_ref()) {
             None => GfxRun::NoOverride,
             Some(a) if a.crashes => GfxRun::OverrideCrashes(a),
@@ -141,10 +150,17 @@ impl RocmRelease {
         self.gfx.iter().find(|g| g.target == target)
     }
 
-    /// True when the release builds kernels for `target` (supported, deprecated or experimental).
+    /// True when the release builds kernels for `target`: listed (supported, deprecated or experimental),
+    /// or shipped by every component its `built:` names.
     pub fn builds(&self, target: GfxTarget) -> bool {
         self.gfx_status(target)
             .is_some_and(|g| g.status != SupportStatus::Unsupported)
+            || self.built_by_components(target)
+    }
+
+    /// True when the release has a `built:` list and every component in it ships kernels for `target`.
+    pub fn built_by_components(&self, target: GfxTarget) -> bool {
+        !self.built.is_empty() && self.built.iter().all(|b| b.targets.contains(&target))
     }
 
     /// The distro entry for os-release `ID`/`VERSION_ID`: the same version in canonical form (SLES `15-SP5`

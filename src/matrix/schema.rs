@@ -57,6 +57,11 @@ pub struct RocmRelease {
     /// The version `/sys/module/amdgpu/version` shows for that driver's amdgpu-dkms build (e.g. `6.8.5` for ROCm 6.2).
     #[serde(default)]
     pub amdgpu_dkms: Option<Version>,
+    /// What the release's libraries ship kernels for, apart from AMD's supported list: each entry one
+    /// component (rocBLAS, the PyTorch wheel). A target every entry builds runs even if `gfx` does not list
+    /// it (doctor warns). Empty: only `gfx` says what is built.
+    #[serde(default)]
+    pub built: Vec<BuiltTargets>,
     /// PyTorch versions AMD supports on this release.
     #[serde(default)]
     pub pytorch: Vec<String>,
@@ -67,6 +72,19 @@ pub struct RocmRelease {
     #[serde(default)]
     pub notes: Vec<String>,
     /// Where the facts came from.
+    #[serde(default, flatten)]
+    pub provenance: Provenance,
+}
+
+/// The gfx targets one component of a release ships kernels for (rocBLAS/Tensile, the PyTorch wheel).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BuiltTargets {
+    /// What ships the kernels, e.g. `rocBLAS` or `PyTorch wheel`.
+    pub component: String,
+    /// The targets it has kernels for.
+    pub targets: Vec<GfxTarget>,
+    /// Where the list comes from (a build script or CMake list at a commit).
     #[serde(default, flatten)]
     pub provenance: Provenance,
 }
@@ -371,10 +389,13 @@ pub mod fields {
         "kernel_drivers",
         "ships_driver",
         "amdgpu_dkms",
+        "built",
         "pytorch",
         "images",
         "notes",
     ];
+    /// A `built:` entry of a ROCm release.
+    pub const BUILT_TARGETS: &[&str] = &["component", "targets"];
     /// A `rocm/pytorch` image.
     pub const ROCM_IMAGE: &[&str] = &["tag", "ubuntu", "python", "pytorch", "digest"];
     /// A CUDA major's compatibility floor.

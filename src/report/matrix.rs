@@ -102,6 +102,18 @@ fn rocm(a: &RocmAnswer, origin: &str, out: &mut dyn Write) -> io::Result<()> {
             row(out, &format!("gfx {}", status(s)), targets.join(", "))?;
         }
     }
+    for b in &r.built {
+        let targets: Vec<String> = b.targets.iter().map(|t| t.to_string()).collect();
+        row(
+            out,
+            &format!("built: {}", b.component),
+            format!(
+                "{} ({})",
+                targets.join(", "),
+                b.provenance.source.as_deref().unwrap_or("-")
+            ),
+        )?;
+    }
     // Two-part series (`30.30`) accept any patch; Version prints them as `30.30.0`.
     let series: Vec<String> = r
         .kernel_drivers
@@ -186,6 +198,9 @@ fn gfx(a: &GfxAnswer, origin: &str, out: &mut dyn Write) -> io::Result<()> {
                 "override to {t} (HSA_OVERRIDE_GFX_VERSION={})",
                 t.override_value()
             ),
+            ("built-not-supported", ..) => {
+                "built, not on AMD's supported list (its libraries ship kernels for it)".into()
+            }
             ("override-crashes", ..) => "not: the known override crashes (different ISA)".into(),
             ("override-not-built", ..) => "not: its override target is not built either".into(),
             ("no-override", ..) => "not built, no override known".into(),
