@@ -73,6 +73,12 @@ pub enum Command {
     ///
     /// Exit codes as `rocmenv smoke`; a regression past --threshold fails only with --fail-on-regression.
     Bench(BenchArgs),
+    /// Query the compatibility matrices (the built-in ones, or --matrices DIR): a ROCm release, how a gfx
+    /// target runs on every release, the releases that list a kernel, a CUDA or NGC release, or check a directory.
+    ///
+    /// Exit codes: 0 answered, 2 bad input (a value not in the matrices, with the nearest ones listed, or a
+    /// matrix file that does not validate, with its file and line).
+    Matrix(MatrixArgs),
     /// Remove containers that crashed rocmenv runs left behind (those labelled rocmenv.managed=true).
     ///
     /// Exit codes: 0 done, 3 the daemon is unreachable.
@@ -530,4 +536,57 @@ mod tests {
         use clap::CommandFactory;
         super::Cli::command().debug_assert();
     }
+}
+
+/// `rocmenv matrix`: what to look up.
+#[derive(Debug, Args)]
+pub struct MatrixArgs {
+    /// The question.
+    #[command(subcommand)]
+    pub query: MatrixCommand,
+    /// Print one JSON document on stdout.
+    #[arg(long, global = true)]
+    pub json: bool,
+}
+
+/// The questions `rocmenv matrix` answers.
+#[derive(Debug, Subcommand)]
+pub enum MatrixCommand {
+    /// One ROCm release: distros and kernels, gfx targets, driver window, PyTorch, rocm/pytorch images, notes,
+    /// source and unconfirmed fields. `7.2` means the newest 7.2.x.
+    Rocm {
+        /// The release, e.g. 7.2.4 or 6.2.
+        #[arg(value_name = "X.Y[.Z]")]
+        release: String,
+    },
+    /// How a gfx target runs on each ROCm release: native, through HSA_OVERRIDE_GFX_VERSION, or not;
+    /// and the GPUs that have it.
+    Gfx {
+        /// The target, e.g. gfx1031.
+        #[arg(value_name = "gfxNNNN")]
+        target: String,
+    },
+    /// The ROCm releases that list a kernel series, on every distro or on one (--os ubuntu:24.04).
+    Kernel {
+        /// The series, e.g. 6.8 (a full release such as 6.8.0-45-generic is cut to its series).
+        #[arg(value_name = "X.Y")]
+        series: String,
+        /// Only this distro version, as os-release ID:VERSION_ID (ubuntu:24.04, rhel:9.6, sles:15.5).
+        #[arg(long, value_name = "ID:VERSION")]
+        os: Option<String>,
+    },
+    /// One CUDA release (12.4.1) or series (12.4): driver floors, minor-version compatibility, NGC images.
+    Cuda {
+        /// The release or series.
+        #[arg(value_name = "X.Y[.Z]")]
+        release: String,
+    },
+    /// One NGC PyTorch release: image, PyTorch, CUDA, driver floor and forward-compatibility branches.
+    Ngc {
+        /// The release, YY.MM.
+        #[arg(value_name = "YY.MM")]
+        release: String,
+    },
+    /// Validate the matrices (--matrices DIR, or the built-in set) and print what they hold.
+    Check,
 }

@@ -160,7 +160,8 @@ enum Runs {
 
 fn how_it_runs(m: &Matrices, r: &RocmRelease, own: GfxTarget) -> Runs {
     match m.gfx_on_release(r, own) {
-        GfxRun::Native(_) => Runs::Native(own),
+        // Built but not on AMD's list: its own kernels run; doctor says it is untested.
+        GfxRun::Native(_) | GfxRun::BuiltNotSupported(_) => Runs::Native(own),
         GfxRun::Override(a) => Runs::Override { own, to: a.target, confidence: a.confidence, note: a.note.clone() },
         GfxRun::OverrideCrashes(a) => Runs::No(format!("{own} is not built by ROCm {}, and overriding it to {} crashes (different ISA); no override is set", r.version, a.target)),
         GfxRun::OverrideNotBuilt(a) => Runs::No(format!("{own} is not built by ROCm {}, nor is its override target {}", r.version, a.target)),

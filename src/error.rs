@@ -152,7 +152,8 @@ impl Error {
     pub fn named_as_flags(self, renames: &[(&str, &str)]) -> Error {
         match self {
             // `rocm/pytorch`: the value was wrong in combination, so every field is named.
-            Error::Usage { flag, message } if !flag.starts_with('-') => {
+            // `matrix rocm` names a positional value, not a field: it stays as written.
+            Error::Usage { flag, message } if !flag.starts_with('-') && !flag.contains(' ') => {
                 let flags: Vec<String> = flag
                     .split('/')
                     .map(|field| {

@@ -25,7 +25,25 @@ pub struct GfxError {
     pub why: &'static str,
 }
 
+/// The AMDGCN processors LLVM compiles for: the `EF_AMDGPU_MACH` table of `llvm/docs/AMDGPUUsage.rst`
+/// (https://llvm.org/docs/AMDGPUUsage.html#processors, llvm/llvm-project tag llvmorg-20.1.0) plus gfx1250 and
+/// gfx1251 (`EF_AMDGPU_MACH_AMDGCN_GFX1250` 0x49 and `_GFX1251` 0x5a in llvm/include/llvm/BinaryFormat/ELF.h, LLVM 21+).
+pub const LLVM_PROCESSORS: &[&str] = &[
+    "gfx600", "gfx601", "gfx602", "gfx700", "gfx701", "gfx702", "gfx703", "gfx704", "gfx705",
+    "gfx801", "gfx802", "gfx803", "gfx805", "gfx810", "gfx900", "gfx902", "gfx904", "gfx906",
+    "gfx908", "gfx909", "gfx90a", "gfx90c", "gfx940", "gfx941", "gfx942", "gfx950", "gfx1010",
+    "gfx1011", "gfx1012", "gfx1013", "gfx1030", "gfx1031", "gfx1032", "gfx1033", "gfx1034",
+    "gfx1035", "gfx1036", "gfx1100", "gfx1101", "gfx1102", "gfx1103", "gfx1150", "gfx1151",
+    "gfx1152", "gfx1153", "gfx1200", "gfx1201", "gfx1250", "gfx1251",
+];
+
 impl GfxTarget {
+    /// True when LLVM has a processor of this name ([`LLVM_PROCESSORS`]); a name that only parses
+    /// (`gfx1105`) is not a real target.
+    pub fn is_llvm_processor(&self) -> bool {
+        LLVM_PROCESSORS.contains(&self.to_string().as_str())
+    }
+
     /// Builds a target; minor and stepping must be ≤ 15.
     pub fn new(major: u8, minor: u8, stepping: u8) -> Option<Self> {
         (major > 0 && minor <= 0xf && stepping <= 0xf).then_some(GfxTarget {
@@ -178,6 +196,20 @@ mod tests {
         assert!(GfxTarget::from_kfd_version(90016).is_err());
         assert!(GfxTarget::from_kfd_version(91600).is_err());
         assert!(GfxTarget::from_kfd_version(u64::MAX).is_err());
+    }
+
+    #[test]
+    fn llvm_processors_parse_and_round_trip() {
+        for name in LLVM_PROCESSORS {
+            let t: GfxTarget = name.parse().unwrap();
+            assert_eq!(t.to_string(), *name);
+            assert!(t.is_llvm_processor());
+            assert_eq!(
+                GfxTarget::from_kfd_version(t.kfd_version()).unwrap(),
+                Some(t)
+            );
+        }
+        assert!(!"gfx1105".parse::<GfxTarget>().unwrap().is_llvm_processor());
     }
 
     #[test]

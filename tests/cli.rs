@@ -483,3 +483,69 @@ fn colour_follows_no_color_clicolor_force_and_term() {
     assert!(run(&[("CLICOLOR_FORCE", "1")]).contains("\u{1b}["));
     assert!(!run(&[("CLICOLOR_FORCE", "1"), ("NO_COLOR", "1")]).contains('\u{1b}'));
 }
+
+/// Issue 11: AMD's tables write SLES 15 SP5 as `15-SP5`, its os-release says `VERSION_ID="15.5"`;
+/// doctor must match them instead of saying "not supported (supported versions: 15-SP6, 15-SP5)".
+#[test]
+fn sles_15_sp5_matches_the_15_sp5_rows() {
+    let dir = tempfile::tempdir().unwrap();
+    let write = |rel: &str, text: &str| {
+        let p = dir.path().join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    };
+    // /etc/os-release as SLES 15 SP5 ships it, in the os-release(5) format
+    // (https://www.freedesktop.org/software/systemd/man/latest/os-release.html): NAME "SLES",
+    // VERSION "15-SP5", VERSION_ID "15.5", ID "sles", CPE cpe:/o:suse:sles:15:sp5.
+    write(
+        "etc/os-release",
+        "NAME=\"SLES\"\nVERSION=\"15-SP5\"\nVERSION_ID=\"15.5\"\n\
+         PRETTY_NAME=\"SUSE Linux Enterprise Server 15 SP5\"\nID=\"sles\"\nID_LIKE=\"suse\"\n\
+         ANSI_COLOR=\"0;32\"\nCPE_NAME=\"cpe:/o:suse:sles:15:sp5\"\n\
+         DOCUMENTATION_URL=\"https://documentation.suse.com/\"\n",
+    );
+    // The SLES 15 SP5 GA kernel (5.14.21-150500.53) and its default flavour.
+    write("proc/sys/kernel/osrelease", "5.14.21-150500.53-default\n");
+    let root = dir.path().display().to_string();
+    let o = rocmenv(&[
+        "doctor",
+        "--sysroot",
+        &root,
+        "--target",
+        "rocm-6.2",
+        "--json",
+    ]);
+    let report: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON");
+    assert_eq!(report["host"]["os"]["version_id"], "15.5");
+    let os = check(&report, "os.rocm-supported");
+    assert_eq!(os["status"], "pass", "{os}");
+    assert!(
+        os["summary"]
+            .as_str()
+            .unwrap()
+            .contains("SUSE Linux Enterprise Server 15 SP5 is supported by ROCm 6.2.4"),
+        "{os}"
+    );
+    let k = check(&report, "kernel.rocm-supported");
+    assert_eq!(k["status"], "pass", "{k}");
+    assert!(
+        k["summary"].as_str().unwrap().contains("sles 15-SP5"),
+        "{k}"
+    );
+    // SP4 is listed by older releases only: 7.0's list names the service packs it does support.
+    let o = rocmenv(&[
+        "doctor",
+        "--sysroot",
+        &root,
+        "--target",
+        "rocm-7.0",
+        "--json",
+    ]);
+    let report: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON");
+    let os = check(&report, "os.rocm-supported");
+    assert_eq!(os["status"], "fail", "{os}");
+    assert!(
+        os["detail"].as_str().unwrap().contains("6.3.3"),
+        "the releases that list 15.5: {os}"
+    );
+}

@@ -459,3 +459,473 @@ fn one_rule_says_how_a_target_runs_on_a_release() {
         "{how:?}"
     );
 }
+
+// ------------------------------------------------------------------ issue 11: provenance
+
+/// Drops the `source: "…"` entry (flow or block style) that follows `anchor` in the data.
+fn without_source(text: &str, anchor: &str) -> (String, usize) {
+    let data = text.find("\nschema_version:").expect("data start");
+    let at = data + text[data..].find(anchor).expect("anchor in the data");
+    let line = text[..at].matches('\n').count() + 1;
+    let s = at + text[at..].find("source: \"").unwrap();
+    let end = s + "source: \"".len() + text[s + "source: \"".len()..].find('"').unwrap() + 1;
+    // Also the `, ` before a flow-style entry, or the whole line in block style.
+    let (s, end) = if text[..s].ends_with(", ") {
+        (s - 2, end)
+    } else {
+        (text[..s].rfind('\n').unwrap(), end)
+    };
+    (format!("{}{}", &text[..s], &text[end..]), line)
+}
+
+/// Issue 11: every record names a public source; the loader refuses one without, naming the record's line.
+#[test]
+fn a_record_without_a_source_is_refused() {
+    for (file, text, anchor, what) in [
+        (
+            "rocm.yaml",
+            ROCM,
+            "  - version: \"6.2.0\"",
+            "release 6.2.0 has no `source`",
+        ),
+        (
+            "cuda.yaml",
+            CUDA,
+            "{version: \"12.4.1\",",
+            "release 12.4.1 has no `source`",
+        ),
+        (
+            "ngc.yaml",
+            NGC,
+            "{release: \"24.05\",",
+            "release 24.05 has no `source`",
+        ),
+        (
+            "gpus.yaml",
+            GPUS,
+            "{target: gfx906,",
+            "gfx target gfx906 has no `source`",
+        ),
+        (
+            "gpus.yaml",
+            GPUS,
+            "{name: \"AMD Radeon RX 7900 XTX\",",
+            "GPU `AMD Radeon RX 7900 XTX` has no `source`",
+        ),
+    ] {
+        let (bad, line) = without_source(text, anchor);
+        let e = load_err(file, Some(bad.as_bytes()));
+        assert_eq!(e.line, Some(line), "{e}");
+        assert!(e.message.contains(what), "{e}");
+        assert!(e.message.contains("owner/repo@commit:path"), "{e}");
+    }
+}
+
+/// `text` with the `source: "…"` value on the first line holding `anchor` (in the data) set to `value`;
+/// returns the text and that line.
+fn with_source(text: &str, anchor: &str, value: &str) -> (String, usize) {
+    let data = text.find("\nschema_version:").expect("data start");
+    let at = data + text[data..].find(anchor).expect("anchor in the data");
+    let line = text[..at].matches('\n').count() + 1;
+    let out: Vec<String> = text
+        .lines()
+        .enumerate()
+        .map(|(i, l)| {
+            if i + 1 != line {
+                return l.to_string();
+            }
+            let v = l.find("source: \"").unwrap() + "source: \"".len();
+            let end = v + l[v..].find('"').unwrap();
+            format!("{}{value}{}", &l[..v], &l[end..])
+        })
+        .collect();
+    (out.join("\n") + "\n", line)
+}
+
+/// Issue 11: a source is a URL or owner/repo@commit:path, not "general knowledge" or a private note.
+#[test]
+fn a_source_that_names_no_public_reference_is_refused() {
+    let rocm_source = "    source: \"ROCm/legacy-rocm-build@a2df48d20171f90f2bea1f7d211b056f57f78ffd:docs/compatibility/compatibility-matrix-historical-6.0.csv (column 6.2.0;";
+    for private in [
+        "general knowledge",
+        "matrix-facts §2c",
+        "ROCm/ROCm@main:README.md (a branch, not a commit)",
+        "http://example.com/plain-http",
+        "ROCm/ROCm@90a576ac (no path)",
+    ] {
+        let (text, line) = with_source(ROCM, rocm_source, private);
+        let e = load_err("rocm.yaml", Some(text.as_bytes()));
+        assert_eq!(e.line, Some(line), "{e}");
+        assert!(e.message.contains("release 6.2.0: source"), "{e}");
+        assert!(e.message.contains("names no public reference"), "{e}");
+    }
+    let (text, line) = with_source(NGC, "{release: \"24.05\",", "the 24.05 release notes");
+    let e = load_err("ngc.yaml", Some(text.as_bytes()));
+    assert_eq!(e.line, Some(line), "{e}");
+    assert!(e.message.contains("release 24.05: source"), "{e}");
+    // Both public forms are accepted on their own, and within prose.
+    for ok in [
+        "https://rocm.docs.amd.com/en/docs-6.2.0/compatibility/compatibility-matrix.html",
+        "ROCm/ROCm@90a576acf33fdfc2d7d1c83945b65e0c937ae63f:docs/compatibility/compatibility-matrix.rst",
+        "the OS table (alanina/ROCm@c6bf8d20:docs/reference/gpu-arch-specs.rst)",
+    ] {
+        let (text, _) = with_source(ROCM, rocm_source, ok);
+        let d = dir_with("rocm.yaml", Some(text.as_bytes()));
+        Matrices::load_dir(d.path()).unwrap_or_else(|e| panic!("{ok}: {e}"));
+    }
+}
+
+/// Issue 11: `unconfirmed:` names real fields of its record (or `*`, or `peaks.<field>` on a GPU).
+#[test]
+fn unconfirmed_names_must_be_fields_of_the_record() {
+    let (text, line) = corrupt(
+        ROCM,
+        "    unconfirmed: [\"ships_driver\", \"amdgpu_dkms\"]",
+        "    unconfirmed: [\"ships_driver\", \"amdgpu_dkmz\"]",
+    );
+    let e = load_err("rocm.yaml", Some(text.as_bytes()));
+    assert_eq!(e.line, Some(line), "{e}");
+    assert!(
+        e.message
+            .contains("unconfirmed names `amdgpu_dkmz`, which is not a field"),
+        "{e}"
+    );
+    assert!(e.message.contains("amdgpu_dkms"), "lists the fields: {e}");
+
+    let xtx = "{name: \"AMD Radeon RX 7900 XTX\",";
+    for (bad, ok) in [
+        ("peaks.fp64_tflops", false),
+        ("source", false),
+        ("peaks.fp16_tflops", true),
+        ("*", true),
+    ] {
+        let (text, line) = corrupt(
+            GPUS,
+            xtx,
+            &format!("{{name: \"AMD Radeon RX 7900 XTX\", unconfirmed: [\"{bad}\"],"),
+        );
+        let d = dir_with("gpus.yaml", Some(text.as_bytes()));
+        match Matrices::load_dir(d.path()) {
+            Ok(_) => assert!(ok, "{bad} accepted"),
+            Err(e) => {
+                assert!(!ok, "{bad} refused: {e}");
+                assert_eq!(e.line, Some(line), "{e}");
+                assert!(e.message.contains(&format!("`{bad}`")), "{e}");
+            }
+        }
+    }
+}
+
+/// The field lists `unconfirmed:` is checked against are the fields the records really have.
+#[test]
+fn unconfirmed_field_lists_match_the_schema() {
+    use rocmenv::matrix::fields;
+    fn keys<T: serde::Serialize>(t: &T) -> Vec<String> {
+        let mut k: Vec<String> = serde_json::to_value(t)
+            .unwrap()
+            .as_object()
+            .unwrap()
+            .keys()
+            .filter(|k| *k != "source" && *k != "unconfirmed")
+            .cloned()
+            .collect();
+        k.sort();
+        k
+    }
+    fn sorted(f: &[&str]) -> Vec<String> {
+        let mut v: Vec<String> = f.iter().map(|s| s.to_string()).collect();
+        v.sort();
+        v
+    }
+    let m = m();
+    let r = m.newest_rocm();
+    assert_eq!(keys(r), sorted(fields::ROCM_RELEASE));
+    assert_eq!(keys(&r.images[0]), sorted(fields::ROCM_IMAGE));
+    assert_eq!(keys(&m.cuda.families[0]), sorted(fields::CUDA_FAMILY));
+    assert_eq!(keys(&m.cuda.releases[0]), sorted(fields::CUDA_RELEASE));
+    assert_eq!(keys(&m.ngc.releases[0]), sorted(fields::NGC_RELEASE));
+    assert_eq!(keys(&m.gpus.gfx_targets[0]), sorted(fields::GFX_TARGET));
+    assert_eq!(keys(&m.gpus.gpus[0]), sorted(fields::GPU_MODEL));
+    let peaks = m.gpus.gpus.iter().find_map(|g| g.peaks.as_ref()).unwrap();
+    assert_eq!(keys(peaks), sorted(fields::PEAKS));
+}
+
+// ------------------------------------------------------------------ issue 11: invariants
+
+/// Releases come out of the loader strictly ordered (so also without duplicates), in every file.
+#[test]
+fn versions_are_strictly_ordered_as_loaded() {
+    let m = m();
+    for w in m.rocm.releases.windows(2) {
+        assert!(
+            w[0].version < w[1].version,
+            "{} then {}",
+            w[0].version,
+            w[1].version
+        );
+    }
+    for w in m.cuda.releases.windows(2) {
+        assert!(
+            w[0].version < w[1].version,
+            "{} then {}",
+            w[0].version,
+            w[1].version
+        );
+    }
+    let ngc: Vec<(u32, u32)> = m
+        .ngc
+        .releases
+        .iter()
+        .map(|r| {
+            let (y, mo) = r.release.split_once('.').unwrap();
+            (y.parse().unwrap(), mo.parse().unwrap())
+        })
+        .collect();
+    for w in ngc.windows(2) {
+        assert!(w[0] < w[1], "{:?} then {:?}", w[0], w[1]);
+    }
+}
+
+/// Every NGC release's CUDA is in cuda.yaml (a two-part `13.4`: some release of that series).
+#[test]
+fn every_ngc_cuda_is_in_cuda_yaml() {
+    let m = m();
+    for n in &m.ngc.releases {
+        let exact = m.cuda.releases.iter().any(|c| c.version == n.cuda);
+        let series = n.cuda.patch() == 0 && m.cuda_release(&n.cuda.short()).is_some();
+        assert!(exact || series, "NGC {} ships CUDA {}", n.release, n.cuda);
+    }
+    // And the loader refuses one that is not.
+    let (text, line) = corrupt(
+        NGC,
+        "{release: \"24.05\", tag: \"24.05-py3\", pytorch: \"2.4.0a0+07cecf4168\", cuda: \"12.4.1\"",
+        "{release: \"24.05\", tag: \"24.05-py3\", pytorch: \"2.4.0a0+07cecf4168\", cuda: \"12.4.7\"",
+    );
+    let e = load_err("ngc.yaml", Some(text.as_bytes()));
+    assert_eq!(e.line, Some(line), "{e}");
+    assert!(
+        e.message
+            .contains("release 24.05 ships CUDA 12.4.7, which cuda.yaml does not list"),
+        "{e}"
+    );
+    let (text, _) = corrupt(NGC, "cuda: \"12.4.1\"", "cuda: \"12.99\"");
+    let e = load_err("ngc.yaml", Some(text.as_bytes()));
+    assert!(e.message.contains("CUDA 12.99.0"), "{e}");
+}
+
+/// Every rocm/pytorch image carries a PyTorch its release lists (`2.3` covers `2.3.0`).
+#[test]
+fn every_image_pytorch_is_in_its_release_list() {
+    let m = m();
+    for r in &m.rocm.releases {
+        for img in &r.images {
+            let listed = r.pytorch.iter().any(|p| {
+                img.pytorch == *p
+                    || img
+                        .pytorch
+                        .strip_prefix(p.as_str())
+                        .is_some_and(|rest| rest.starts_with('.'))
+            });
+            assert!(
+                listed,
+                "ROCm {}: {} carries PyTorch {}, not in {:?}",
+                r.version, img.tag, img.pytorch, r.pytorch
+            );
+        }
+    }
+}
+
+/// Distro versions are os-release `VERSION_ID`s (SUSE's `15-SPn` is AMD's spelling of `15.n`).
+#[test]
+fn distro_versions_are_in_os_release_form() {
+    use rocmenv::matrix::{canonical_distro_version, is_os_release_version};
+    let m = m();
+    for r in &m.rocm.releases {
+        for d in &r.distros {
+            assert!(
+                is_os_release_version(&d.version),
+                "ROCm {}: {} `{}` is not a VERSION_ID",
+                r.version,
+                d.id,
+                d.version
+            );
+            assert!(
+                d.id.bytes()
+                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-'),
+                "ROCm {}: `{}` is not an os-release ID",
+                r.version,
+                d.id
+            );
+            if d.version.contains("-SP") {
+                assert_eq!(d.id, "sles", "{}", d.version);
+            }
+            for p in &d.point_releases {
+                assert!(
+                    p.starts_with(&canonical_distro_version(&d.version)),
+                    "ROCm {}: point release {p} of {} {}",
+                    r.version,
+                    d.id,
+                    d.version
+                );
+            }
+        }
+    }
+}
+
+/// Every gfx target the matrices name is an LLVM processor gfx.rs knows.
+#[test]
+fn every_gfx_is_known_to_gfx_rs() {
+    let m = m();
+    let mut named: Vec<(String, GfxTarget)> = Vec::new();
+    for t in &m.gpus.gfx_targets {
+        named.push(("gfx_targets".into(), t.target));
+        if let Some(o) = &t.override_to {
+            named.push((format!("{} override_to", t.target), o.target));
+        }
+    }
+    for g in &m.gpus.gpus {
+        if let Some(t) = g.gfx {
+            named.push((g.name.clone(), t));
+        }
+    }
+    for r in &m.rocm.releases {
+        for g in &r.gfx {
+            named.push((format!("ROCm {}", r.version), g.target));
+        }
+    }
+    for (where_, t) in named {
+        assert!(
+            t.is_llvm_processor(),
+            "{where_}: {t} is not an LLVM processor"
+        );
+    }
+}
+
+// ------------------------------------------------------------------ issue 11: supported is not built
+
+/// rocm.yaml with a `built:` list on 6.2.4 (test data: two components that agree on all but gfx1101).
+fn rocm_with_built() -> String {
+    let built = "  - version: \"6.2.4\"\n    built:\n      \
+        - {component: rocBLAS, targets: [gfx900, gfx906, gfx908, gfx90a, gfx942, gfx1030, gfx1100, gfx1101, gfx1103], source: \"https://example.org/rocblas-targets (test data)\"}\n      \
+        - {component: PyTorch wheel, targets: [gfx900, gfx906, gfx908, gfx90a, gfx942, gfx1030, gfx1100, gfx1103], source: \"https://example.org/wheel-targets (test data)\"}\n";
+    corrupt(ROCM, "  - version: \"6.2.4\"\n", built).0
+}
+
+/// Issue 11: a target the release's libraries are built for runs (doctor warns), and an override to a
+/// built target is offered; releases without `built:` keep their behaviour.
+#[test]
+fn built_but_not_supported_runs_natively() {
+    use rocmenv::matrix::GfxRun;
+    let d = dir_with("rocm.yaml", Some(rocm_with_built().as_bytes()));
+    let m = Matrices::load_dir(d.path()).unwrap();
+    let plain = Matrices::embedded().unwrap();
+    let r = m.rocm_release("6.2.4").unwrap();
+    // gfx900 (MI25) is off 6.2.4's supported list; the test data's libraries build it.
+    let how = m.gfx_on_release(r, gfx("gfx900"));
+    assert!(
+        matches!(how, GfxRun::BuiltNotSupported(_)) && how.runs(),
+        "{how:?}"
+    );
+    assert_eq!(how.override_target(), None);
+    assert!(r.builds(gfx("gfx900")));
+    // Only one component ships gfx1101: not built.
+    assert!(!r.built_by_components(gfx("gfx1101")));
+    // gfx90c's override, gfx900, is built now: the APU runs through it.
+    let how = m.gfx_on_release(r, gfx("gfx90c"));
+    assert_eq!(how.override_target(), Some(gfx("gfx900")), "{how:?}");
+    let before = plain.gfx_on_release(plain.rocm_release("6.2.4").unwrap(), gfx("gfx90c"));
+    assert!(matches!(before, GfxRun::OverrideNotBuilt(_)), "{before:?}");
+    // Listed targets and known overrides are unchanged.
+    assert!(matches!(
+        m.gfx_on_release(r, gfx("gfx1100")),
+        GfxRun::Native(_)
+    ));
+    assert_eq!(
+        m.gfx_on_release(r, gfx("gfx1031")).override_target(),
+        Some(gfx("gfx1030"))
+    );
+    assert!(matches!(
+        m.gfx_on_release(r, gfx("gfx1010")),
+        GfxRun::OverrideCrashes(_)
+    ));
+    // A release without `built:` is as before.
+    let r622 = m.rocm_release("6.2.2").unwrap();
+    assert!(r622.built.is_empty());
+    assert!(!m.gfx_on_release(r622, gfx("gfx900")).runs());
+}
+
+/// Issue 11: doctor warns for a built-but-unsupported GPU and offers the override an APU needs.
+#[test]
+fn doctor_warns_for_built_but_not_supported() {
+    use rocmenv::checks::Status;
+    use rocmenv::commands::doctor::{build_report, DoctorOptions};
+    let d = dir_with("rocm.yaml", Some(rocm_with_built().as_bytes()));
+    let host = |name: &str, matrices: Option<&Path>| {
+        let r = build_report(&DoctorOptions {
+            sysroot: Some(
+                Path::new(env!("CARGO_MANIFEST_DIR"))
+                    .join("tests/fixtures/hosts")
+                    .join(name),
+            ),
+            matrices: matrices.map(Path::to_path_buf),
+            target: Some("rocm-6.2.4".parse().unwrap()),
+            ..DoctorOptions::default()
+        })
+        .unwrap();
+        r.findings
+            .into_iter()
+            .filter(|f| f.id == "gpu.gfx-supported")
+            .map(|f| (f.status, f.summary))
+            .collect::<Vec<_>>()
+    };
+    // Radeon 780M (gfx1103): not supported by 6.2.4, but built in the test data.
+    let f = host("radeon780m-apu-ubuntu2404", Some(d.path()));
+    assert_eq!(f.len(), 1, "{f:?}");
+    assert_eq!(f[0].0, Status::Warn, "{f:?}");
+    assert!(
+        f[0].1.contains("gfx1103 is not on ROCm 6.2.4's supported list, but its libraries are built for it (rocBLAS, PyTorch wheel)"),
+        "{f:?}"
+    );
+    // Without `built:` it needs the gfx1100 override.
+    let before = host("radeon780m-apu-ubuntu2404", None);
+    assert!(before[0].1.contains("runs as gfx1100"), "{before:?}");
+    // The Cezanne iGPU (gfx90c) next to an RX 6800: its override gfx900 is built now, so doctor asks
+    // for the override (the host does not set it) instead of saying nothing can run it.
+    let f = host("ryzen5600g-igpu-rx6800-mint21", Some(d.path()));
+    let igpu = f
+        .iter()
+        .find(|(_, s)| s.contains("gfx90c"))
+        .expect("gfx90c finding");
+    assert!(
+        igpu.1.contains("HSA_OVERRIDE_GFX_VERSION_1=9.0.0"),
+        "{igpu:?}"
+    );
+    let before = host("ryzen5600g-igpu-rx6800-mint21", None);
+    let igpu = before.iter().find(|(_, s)| s.contains("gfx90c")).unwrap();
+    assert!(
+        igpu.1.contains("nor is its override target gfx900"),
+        "{igpu:?}"
+    );
+}
+
+/// A `built:` entry needs its own source, like every record.
+#[test]
+fn a_built_entry_without_a_source_is_refused() {
+    let text = rocm_with_built().replacen(
+        ", source: \"https://example.org/rocblas-targets (test data)\"",
+        "",
+        1,
+    );
+    let line = text
+        .lines()
+        .position(|l| l.contains("component: rocBLAS") && !l.trim_start().starts_with('#'))
+        .unwrap()
+        + 1;
+    let e = load_err("rocm.yaml", Some(text.as_bytes()));
+    assert_eq!(e.line, Some(line), "{e}");
+    assert!(
+        e.message
+            .contains("release 6.2.4: built by rocBLAS has no `source`"),
+        "{e}"
+    );
+}

@@ -130,7 +130,7 @@ fn hsa_override(cx: &Context) -> Finding {
                 continue;
             };
             let how = cx.matrices.gfx_on_release(r, own);
-            let native = matches!(how, GfxRun::Native(_));
+            let native = matches!(how, GfxRun::Native(_) | GfxRun::BuiltNotSupported(_));
             if own == over {
                 problems.push((
                     Status::Warn,

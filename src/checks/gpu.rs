@@ -207,6 +207,25 @@ fn gfx_supported(cx: &Context, g: &Gpu, index: usize) -> Finding {
             SupportStatus::Unsupported => {}
         }
     }
+    if let GfxRun::BuiltNotSupported(built) = how {
+        let by: Vec<&str> = built.iter().map(|b| b.component.as_str()).collect();
+        return Finding::new(
+            ID,
+            AREA,
+            Status::Warn,
+            format!(
+                "{label}: {gfx}{src} is not on ROCm {}'s supported list, but its libraries are built for it ({})",
+                r.version,
+                by.join(", ")
+            ),
+        )
+        .subject(sub)
+        .detail("the kernels exist, so PyTorch runs without an override, but AMD does not test this target on this release")
+        .fix(match natively.last() {
+            Some(v) => format!("for a supported combination use ROCm {v} (--target rocm-{v})"),
+            None => "expect community support only; report problems with the GPU and release named".into(),
+        });
+    }
     let later = if natively.is_empty() {
         String::new()
     } else {
@@ -218,7 +237,7 @@ fn gfx_supported(cx: &Context, g: &Gpu, index: usize) -> Finding {
     let set = override_for(cx, index);
     let a = match how {
         GfxRun::Override(a) | GfxRun::OverrideCrashes(a) | GfxRun::OverrideNotBuilt(a) => a,
-        GfxRun::Native(_) | GfxRun::NoOverride => {
+        GfxRun::Native(_) | GfxRun::BuiltNotSupported(_) | GfxRun::NoOverride => {
             return Finding::new(
                 ID,
                 AREA,

@@ -35,15 +35,8 @@ pub(crate) fn match_distro<'m>(
 ) -> DistroMatch<'m> {
     let id = os.id.as_deref().unwrap_or("");
     let vid = os.version_id.as_deref().unwrap_or("");
+    // One rule for versions (SLES `15-SP5` is os-release `15.5`, `rocky 9` covers `9.6`): RocmRelease::distro.
     if let Some(d) = r.distro(id, vid) {
-        return DistroMatch::Listed(d);
-    }
-    let major = vid.split('.').next().unwrap_or("");
-    if let Some(d) = r
-        .distros
-        .iter()
-        .find(|d| d.id == id && d.version == major && !d.version.contains('.'))
-    {
         return DistroMatch::Listed(d);
     }
     let same_id: Vec<&DistroSupport> = r.distros.iter().filter(|d| d.id == id).collect();
@@ -62,12 +55,7 @@ pub(crate) fn match_distro<'m>(
     }
     // Rebuilds (AlmaLinux, CentOS Stream, …) share VERSION_ID numbering with the distro they follow.
     for like in &os.id_like {
-        let listed = r.distro(like, vid).or_else(|| {
-            r.distros
-                .iter()
-                .find(|d| &d.id == like && d.version == major)
-        });
-        if let Some(d) = listed {
+        if let Some(d) = r.distro(like, vid) {
             return DistroMatch::Derived(d, format!("a rebuild of {like} {}", d.version));
         }
     }

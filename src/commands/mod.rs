@@ -8,6 +8,7 @@ pub mod dockerfile;
 pub mod doctor;
 pub mod env;
 pub mod gc;
+pub mod matrix;
 pub mod probe;
 pub mod run;
 pub mod smoke;
@@ -47,6 +48,7 @@ pub fn dispatch(cli: Cli) -> Result<i32, Error> {
             &mut out,
             &mut std::io::stderr(),
         ),
+        Command::Matrix(a) => matrix::exec(a, matrices, &mut out),
         Command::Gc { json } => gc::exec(json, &mut out),
         Command::Completions { shell } => completions::exec(shell, &mut out),
     };

@@ -111,6 +111,7 @@ impl Matrices {
         validate_cuda(&m.cuda, &cuda)?;
         validate_ngc(&m.ngc, &ngc)?;
         validate_gpus(&m.gpus, &gpus)?;
+        validate_ngc_cuda(&m.ngc, &m.cuda, &ngc)?;
         m.rocm.releases.sort_by(|a, b| a.version.cmp(&b.version));
         m.cuda.releases.sort_by(|a, b| a.version.cmp(&b.version));
         m.ngc.releases.sort_by(|a, b| a.release.cmp(&b.release));
@@ -297,6 +298,100 @@ fn fail(
     }
 }
 
+/// The 1-based line of the list item whose first key is `key: value` (`- version: "7.2.4"`, `- {name: "…", …}`).
+fn item_line(text: &str, key: &str, value: &str) -> Option<usize> {
+    text.lines().enumerate().find_map(|(i, l)| {
+        let code = strip_comment(l)
+            .trim_start()
+            .strip_prefix("- ")?
+            .trim_start();
+        let code = code.strip_prefix('{').unwrap_or(code).trim_start();
+        let first_key = code.strip_prefix(key)?.starts_with(':');
+        (first_key && key_values(code, key).first() == Some(&value)).then_some(i + 1)
+    })
+}
+
+/// True when `source` names at least one public reference: an `https://` URL, or
+/// `owner/repo@commit:path` with a 7-to-40-digit hex commit.
+pub(crate) fn has_public_reference(source: &str) -> bool {
+    let name = |s: &str| {
+        !s.is_empty()
+            && s.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
+    };
+    let repo_ref = |t: &str| -> Option<()> {
+        let (repo, rest) = t.split_once('@')?;
+        let (owner, repo) = repo.split_once('/')?;
+        let (commit, path) = rest.split_once(':')?;
+        let commit_ok =
+            (7..=40).contains(&commit.len()) && commit.bytes().all(|b| b.is_ascii_hexdigit());
+        (name(owner) && name(repo) && commit_ok && !path.is_empty()).then_some(())
+    };
+    source
+        .split(|c: char| c.is_whitespace() || matches!(c, ';' | ',' | '(' | ')' | '"' | '\''))
+        .any(|t| {
+            t.strip_prefix("https://")
+                .is_some_and(|host| host.len() > 3 && host.contains('.'))
+                || repo_ref(t).is_some()
+        })
+}
+
+/// One record's provenance: a `source` with a public reference (required unless `optional`), and
+/// `unconfirmed` names that are fields of the record (`*`, or `peaks.<field>` where `peaks` is one).
+fn check_provenance(
+    src: &(String, String),
+    start: Option<usize>,
+    what: &str,
+    p: &Provenance,
+    names: &[&str],
+    optional: bool,
+) -> Result<(), MatrixError> {
+    let at = |hit: &dyn Fn(&str) -> bool| start.map(|s| record_line(&src.1, s, hit).unwrap_or(s));
+    let err = |line, message| MatrixError {
+        file: src.0.clone(),
+        line,
+        message,
+    };
+    match &p.source {
+        None if !optional => {
+            return Err(err(
+                start,
+                format!(
+                    "{what} has no `source`: every record needs {}",
+                    Provenance::SOURCE_FORMS
+                ),
+            ))
+        }
+        Some(s) if !has_public_reference(s) => {
+            let shown: String = s.chars().take(60).collect();
+            return Err(err(
+                at(&|l| !key_values(l, "source").is_empty()),
+                format!(
+                    "{what}: source \"{shown}{}\" names no public reference; use {}",
+                    if shown.len() < s.len() { "…" } else { "" },
+                    Provenance::SOURCE_FORMS
+                ),
+            ));
+        }
+        _ => {}
+    }
+    for f in &p.unconfirmed {
+        let peak = f
+            .strip_prefix("peaks.")
+            .is_some_and(|k| names.contains(&"peaks") && fields::PEAKS.contains(&k));
+        if f != "*" && !peak && !names.contains(&f.as_str()) {
+            return Err(err(
+                at(&|l| contains_token(l, f)),
+                format!(
+                    "{what}: unconfirmed names `{f}`, which is not a field of this record (fields: {}; or \"*\" for all)",
+                    names.join(", ")
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
 fn check_schema(v: u32, src: &(String, String)) -> Result<(), MatrixError> {
     if v != 1 {
         return Err(fail(
@@ -364,7 +459,34 @@ fn validate_rocm(f: &RocmFile, src: &(String, String)) -> Result<(), MatrixError
                     format!("release {v}: image tag `{}` {why}", img.tag),
                 ));
             }
+            // An image without a source of its own is covered by its release's.
+            check_provenance(
+                src,
+                item_line(&src.1, "tag", &img.tag),
+                &format!("release {v}: image {}", img.tag),
+                &img.provenance,
+                fields::ROCM_IMAGE,
+                true,
+            )?;
         }
+        for b in &r.built {
+            check_provenance(
+                src,
+                item_line(&src.1, "component", &b.component),
+                &format!("release {v}: built by {}", b.component),
+                &b.provenance,
+                fields::BUILT_TARGETS,
+                false,
+            )?;
+        }
+        check_provenance(
+            src,
+            item_line(&src.1, "version", &raw_version(&src.1, &r.version)),
+            &format!("release {v}"),
+            &r.provenance,
+            fields::ROCM_RELEASE,
+            false,
+        )?;
     }
     Ok(())
 }
@@ -385,6 +507,16 @@ fn raw_version(text: &str, v: &crate::version::Version) -> String {
 
 fn validate_cuda(f: &CudaFile, src: &(String, String)) -> Result<(), MatrixError> {
     check_schema(f.schema_version, src)?;
+    for fam in &f.families {
+        check_provenance(
+            src,
+            item_line(&src.1, "major", &fam.major.to_string()),
+            &format!("family {}", fam.major),
+            &fam.provenance,
+            fields::CUDA_FAMILY,
+            false,
+        )?;
+    }
     let mut seen = BTreeSet::new();
     for r in &f.releases {
         if !seen.insert(r.version.clone()) {
@@ -427,6 +559,14 @@ fn validate_cuda(f: &CudaFile, src: &(String, String)) -> Result<(), MatrixError
                 ),
             ));
         }
+        check_provenance(
+            src,
+            item_line(&src.1, "version", &raw_version(&src.1, &r.version)),
+            &format!("release {}", r.version),
+            &r.provenance,
+            fields::CUDA_RELEASE,
+            false,
+        )?;
     }
     Ok(())
 }
@@ -473,6 +613,39 @@ fn validate_ngc(f: &NgcFile, src: &(String, String)) -> Result<(), MatrixError> 
                 format!("`{}` is not a valid image tag", r.tag),
             ));
         }
+        check_provenance(
+            src,
+            item_line(&src.1, "release", &r.release),
+            &format!("release {}", r.release),
+            &r.provenance,
+            fields::NGC_RELEASE,
+            false,
+        )?;
+    }
+    Ok(())
+}
+
+/// Every NGC release ships a CUDA that cuda.yaml lists: that release, or for a two-part `13.4`
+/// (update not published) a release of that series, as `--target ngc-YY.MM` resolves it.
+fn validate_ngc_cuda(
+    f: &NgcFile,
+    cuda: &CudaFile,
+    src: &(String, String),
+) -> Result<(), MatrixError> {
+    for r in &f.releases {
+        let listed = cuda.releases.iter().any(|c| {
+            c.version == r.cuda || (r.cuda.patch() == 0 && c.version.in_series(&r.cuda, 2))
+        });
+        if !listed {
+            return Err(MatrixError {
+                file: src.0.clone(),
+                line: item_line(&src.1, "release", &r.release),
+                message: format!(
+                    "release {} ships CUDA {}, which cuda.yaml does not list (add that CUDA release first)",
+                    r.release, r.cuda
+                ),
+            });
+        }
     }
     Ok(())
 }
@@ -490,9 +663,25 @@ fn validate_gpus(f: &GpusFile, src: &(String, String)) -> Result<(), MatrixError
                 format!("duplicate gfx target {}", t.target),
             ));
         }
+        check_provenance(
+            src,
+            item_line(&src.1, "target", &t.target.to_string()),
+            &format!("gfx target {}", t.target),
+            &t.provenance,
+            fields::GFX_TARGET,
+            false,
+        )?;
     }
     let mut ids = BTreeSet::new();
     for g in &f.gpus {
+        check_provenance(
+            src,
+            item_line(&src.1, "name", &g.name),
+            &format!("GPU `{}`", g.name),
+            &g.provenance,
+            fields::GPU_MODEL,
+            false,
+        )?;
         match g.vendor {
             Vendor::Amd if g.gfx.is_none() => {
                 return Err(fail(

@@ -1,10 +1,14 @@
 //! The compatibility matrices: YAML data embedded in the binary, replaceable with `--matrices DIR`.
 
+mod distro;
 mod load;
+mod lookup;
 mod query;
 mod schema;
 
+pub use distro::{canonical_distro_version, distro_version_matches, is_os_release_version};
 pub use load::{MatrixError, MATRIX_FILES};
+pub use lookup::*;
 pub use query::*;
 pub use schema::*;
 

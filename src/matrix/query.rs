@@ -1,5 +1,6 @@
 //! Questions the checks ask of the matrices.
 
+use super::distro::{canonical_distro_version, distro_version_matches};
 use super::schema::*;
 use super::Matrices;
 use crate::gfx::GfxTarget;
@@ -93,6 +94,9 @@ pub enum GfxRun<'m> {
     Native(&'m GfxSupport),
     /// The release lacks the target, and the override gpus.yaml names is built: the device runs those kernels.
     Override(&'m OverrideAdvice),
+    /// The release does not list the target as supported, but every component its `built:` names ships
+    /// kernels for it: it runs natively, untested by AMD.
+    BuiltNotSupported(&'m [BuiltTargets]),
     /// The release lacks the target, and its known override crashes (a different ISA).
     OverrideCrashes(&'m OverrideAdvice),
     /// The release builds neither the target nor its override target.
@@ -104,7 +108,10 @@ pub enum GfxRun<'m> {
 impl GfxRun<'_> {
     /// True when the device runs on the release, natively or through the override.
     pub fn runs(&self) -> bool {
-        matches!(self, GfxRun::Native(_) | GfxRun::Override(_))
+        matches!(
+            self,
+            GfxRun::Native(_) | GfxRun::BuiltNotSupported(_) | GfxRun::Override(_)
+        )
     }
 
     /// The target whose kernels the device runs when it runs through an override.
@@ -125,6 +132,9 @@ impl Matrices {
         {
             return GfxRun::Native(s);
         }
+        if release.built_by_components(target) {
+            return GfxRun::BuiltNotSupported(&release.built);
+        }
         match self.gfx_info(target).and_then(|i| i.override_to.as_ref()) {
             None => GfxRun::NoOverride,
             Some(a) if a.crashes => GfxRun::OverrideCrashes(a),
@@ -140,17 +150,31 @@ impl RocmRelease {
         self.gfx.iter().find(|g| g.target == target)
     }
 
-    /// True when the release builds kernels for `target` (supported, deprecated or experimental).
+    /// True when the release builds kernels for `target`: listed (supported, deprecated or experimental),
+    /// or shipped by every component its `built:` names.
     pub fn builds(&self, target: GfxTarget) -> bool {
         self.gfx_status(target)
             .is_some_and(|g| g.status != SupportStatus::Unsupported)
+            || self.built_by_components(target)
     }
 
-    /// The distro entry for os-release `ID`/`VERSION_ID`, matching `22.04` with `22.04.x` and `9` with `9.4` only exactly.
+    /// True when the release has a `built:` list and every component in it ships kernels for `target`.
+    pub fn built_by_components(&self, target: GfxTarget) -> bool {
+        !self.built.is_empty() && self.built.iter().all(|b| b.targets.contains(&target))
+    }
+
+    /// The distro entry for os-release `ID`/`VERSION_ID`: the same version in canonical form (SLES `15-SP5`
+    /// is `15.5`), else a row naming only the major version (`rocky 9` for `9.6`).
     pub fn distro(&self, id: &str, version_id: &str) -> Option<&DistroSupport> {
+        let same = canonical_distro_version(version_id);
         self.distros
             .iter()
-            .find(|d| d.id == id && d.version == version_id)
+            .find(|d| d.id == id && canonical_distro_version(&d.version) == same)
+            .or_else(|| {
+                self.distros
+                    .iter()
+                    .find(|d| d.id == id && distro_version_matches(&d.version, version_id))
+            })
     }
 
     /// True when the amdgpu driver `driver` (e.g. 6.7.0 or 30.10.1) is in this release's window.

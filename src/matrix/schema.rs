@@ -17,6 +17,10 @@ pub struct Provenance {
 }
 
 impl Provenance {
+    /// The forms a `source` may take, for error messages.
+    pub const SOURCE_FORMS: &'static str =
+        "a public URL (https://...) or owner/repo@commit:path (commit: 7 to 40 hex digits)";
+
     /// True when `field` (or the whole record, `*`) is marked unconfirmed.
     pub fn is_unconfirmed(&self, field: &str) -> bool {
         self.unconfirmed.iter().any(|f| f == field || f == "*")
@@ -53,6 +57,11 @@ pub struct RocmRelease {
     /// The version `/sys/module/amdgpu/version` shows for that driver's amdgpu-dkms build (e.g. `6.8.5` for ROCm 6.2).
     #[serde(default)]
     pub amdgpu_dkms: Option<Version>,
+    /// What the release's libraries ship kernels for, apart from AMD's supported list: each entry one
+    /// component (rocBLAS, the PyTorch wheel). A target every entry builds runs even if `gfx` does not list
+    /// it (doctor warns). Empty: only `gfx` says what is built.
+    #[serde(default)]
+    pub built: Vec<BuiltTargets>,
     /// PyTorch versions AMD supports on this release.
     #[serde(default)]
     pub pytorch: Vec<String>,
@@ -63,6 +72,19 @@ pub struct RocmRelease {
     #[serde(default)]
     pub notes: Vec<String>,
     /// Where the facts came from.
+    #[serde(default, flatten)]
+    pub provenance: Provenance,
+}
+
+/// The gfx targets one component of a release ships kernels for (rocBLAS/Tensile, the PyTorch wheel).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BuiltTargets {
+    /// What ships the kernels, e.g. `rocBLAS` or `PyTorch wheel`.
+    pub component: String,
+    /// The targets it has kernels for.
+    pub targets: Vec<GfxTarget>,
+    /// Where the list comes from (a build script or CMake list at a commit).
     #[serde(default, flatten)]
     pub provenance: Provenance,
 }
@@ -355,4 +377,63 @@ pub struct Peaks {
     /// Memory bandwidth in GB/s.
     #[serde(default)]
     pub mem_bw_gbs: Option<f64>,
+}
+
+/// The field names of each record, which `unconfirmed:` may name (besides `*`).
+pub mod fields {
+    /// A ROCm release.
+    pub const ROCM_RELEASE: &[&str] = &[
+        "version",
+        "distros",
+        "gfx",
+        "kernel_drivers",
+        "ships_driver",
+        "amdgpu_dkms",
+        "built",
+        "pytorch",
+        "images",
+        "notes",
+    ];
+    /// A `built:` entry of a ROCm release.
+    pub const BUILT_TARGETS: &[&str] = &["component", "targets"];
+    /// A `rocm/pytorch` image.
+    pub const ROCM_IMAGE: &[&str] = &["tag", "ubuntu", "python", "pytorch", "digest"];
+    /// A CUDA major's compatibility floor.
+    pub const CUDA_FAMILY: &[&str] = &["major", "min_driver"];
+    /// A CUDA release.
+    pub const CUDA_RELEASE: &[&str] = &[
+        "version",
+        "label",
+        "min_driver_linux",
+        "min_driver_windows",
+        "compute_capabilities",
+    ];
+    /// An NGC release.
+    pub const NGC_RELEASE: &[&str] = &[
+        "release",
+        "tag",
+        "pytorch",
+        "cuda",
+        "ubuntu",
+        "python",
+        "min_driver",
+        "datacenter_drivers",
+        "digest",
+    ];
+    /// A gfx target.
+    pub const GFX_TARGET: &[&str] = &["target", "arch", "override_to"];
+    /// A GPU model; its peaks are named `peaks.<field>`.
+    pub const GPU_MODEL: &[&str] = &[
+        "name",
+        "vendor",
+        "pci_ids",
+        "gfx",
+        "compute_capability",
+        "arch",
+        "vram_gib",
+        "integrated",
+        "peaks",
+    ];
+    /// Datasheet peaks, under `peaks.`.
+    pub const PEAKS: &[&str] = &["fp32_tflops", "fp16_tflops", "bf16_tflops", "mem_bw_gbs"];
 }

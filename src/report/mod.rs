@@ -3,6 +3,7 @@
 mod env;
 mod human;
 mod json;
+mod matrix;
 mod progress;
 mod runtime;
 mod suite;
@@ -10,6 +11,7 @@ mod suite;
 pub use env::{render_env, sh_quote, EnvFormat};
 pub use human::{render_human, Style};
 pub use json::{doctor_json, render_json};
+pub use matrix::render_matrix;
 pub use progress::BuildProgress;
 pub use runtime::render_runtime;
 pub use suite::{junit, render_suite_summary, render_suite_test, render_tune};

@@ -1,0 +1,382 @@
+//! `rocmenv matrix` as text: one block per answer, a label column and the values.
+
+use crate::matrix::*;
+use std::io::{self, Write};
+
+/// Writes the answer to a `rocmenv matrix` query as text; `origin` says which matrices answered.
+pub fn render_matrix(a: &MatrixAnswer, origin: &str, out: &mut dyn Write) -> io::Result<()> {
+    match a {
+        MatrixAnswer::Rocm(r) => rocm(r, origin, out),
+        MatrixAnswer::Gfx(g) => gfx(g, origin, out),
+        MatrixAnswer::Kernel(k) => kernel(k, origin, out),
+        MatrixAnswer::Cuda(c) => cuda(c, origin, out),
+        MatrixAnswer::Ngc(n) => ngc(n, origin, out),
+        MatrixAnswer::Check(c) => check(c, out),
+    }
+}
+
+fn row(out: &mut dyn Write, label: &str, value: impl AsRef<str>) -> io::Result<()> {
+    writeln!(out, "  {label:<16} {}", value.as_ref())
+}
+
+fn list<T: ToString>(items: &[T]) -> String {
+    if items.is_empty() {
+        return "-".into();
+    }
+    items
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn provenance(out: &mut dyn Write, p: &Provenance) -> io::Result<()> {
+    row(out, "source", p.source.as_deref().unwrap_or("-"))?;
+    if !p.unconfirmed.is_empty() {
+        row(out, "unconfirmed", p.unconfirmed.join(", "))?;
+    }
+    Ok(())
+}
+
+fn kind(k: KernelKind) -> &'static str {
+    match k {
+        KernelKind::Ga => "GA",
+        KernelKind::Hwe => "HWE",
+        KernelKind::Uek => "UEK",
+        KernelKind::Oem => "OEM",
+    }
+}
+
+fn status(s: SupportStatus) -> &'static str {
+    match s {
+        SupportStatus::Supported => "supported",
+        SupportStatus::Deprecated => "deprecated",
+        SupportStatus::Experimental => "experimental",
+        SupportStatus::Unsupported => "unsupported",
+    }
+}
+
+fn rocm(a: &RocmAnswer, origin: &str, out: &mut dyn Write) -> io::Result<()> {
+    let r = a.release;
+    writeln!(out, "ROCm {} ({origin} matrices)", r.version)?;
+    writeln!(out, "  distros:")?;
+    for d in &r.distros {
+        let points = if d.point_releases.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", d.point_releases.join(", "))
+        };
+        let kernels: Vec<String> = d
+            .kernels
+            .iter()
+            .map(|k| format!("{} {}", k.series, kind(k.kind)))
+            .collect();
+        let note = d
+            .note
+            .as_deref()
+            .map(|n| format!("  [{n}]"))
+            .unwrap_or_default();
+        writeln!(
+            out,
+            "    {:<24} kernels {}{note}",
+            format!("{} {}{points}", d.id, d.version),
+            kernels.join(", ")
+        )?;
+    }
+    for s in [
+        SupportStatus::Supported,
+        SupportStatus::Deprecated,
+        SupportStatus::Experimental,
+        SupportStatus::Unsupported,
+    ] {
+        let targets: Vec<String> = r
+            .gfx
+            .iter()
+            .filter(|g| g.status == s)
+            .map(|g| match &g.note {
+                Some(n) => format!("{} ({n})", g.target),
+                None => g.target.to_string(),
+            })
+            .collect();
+        if !targets.is_empty() {
+            row(out, &format!("gfx {}", status(s)), targets.join(", "))?;
+        }
+    }
+    for b in &r.built {
+        let targets: Vec<String> = b.targets.iter().map(|t| t.to_string()).collect();
+        row(
+            out,
+            &format!("built: {}", b.component),
+            format!(
+                "{} ({})",
+                targets.join(", "),
+                b.provenance.source.as_deref().unwrap_or("-")
+            ),
+        )?;
+    }
+    // Two-part series (`30.30`) accept any patch; Version prints them as `30.30.0`.
+    let series: Vec<String> = r
+        .kernel_drivers
+        .iter()
+        .map(|k| {
+            if k.patch() == 0 {
+                k.short()
+            } else {
+                k.to_string()
+            }
+        })
+        .collect();
+    let mut drivers = format!("amdgpu {}", list(&series));
+    if let Some(s) = &r.ships_driver {
+        drivers.push_str(&format!("; ships {s}"));
+    }
+    if let Some(d) = &r.amdgpu_dkms {
+        drivers.push_str(&format!("; /sys/module/amdgpu/version {d}"));
+    }
+    row(out, "drivers", drivers)?;
+    row(out, "pytorch", list(&r.pytorch))?;
+    if r.images.is_empty() {
+        row(out, "images", "-")?;
+    }
+    for (i, img) in r.images.iter().enumerate() {
+        let mark = if img.provenance.unconfirmed.is_empty() {
+            ""
+        } else {
+            " (unconfirmed)"
+        };
+        row(
+            out,
+            if i == 0 { "images" } else { "" },
+            format!("rocm/pytorch:{}{mark}", img.tag),
+        )?;
+    }
+    for (i, n) in r.notes.iter().enumerate() {
+        row(out, if i == 0 { "notes" } else { "" }, n)?;
+    }
+    provenance(out, &r.provenance)
+}
+
+fn gfx(a: &GfxAnswer, origin: &str, out: &mut dyn Write) -> io::Result<()> {
+    let arch = a.info.map(|i| format!(" ({})", i.arch)).unwrap_or_default();
+    writeln!(out, "{}{arch} ({origin} matrices)", a.target)?;
+    let gpus: Vec<String> = a
+        .gpus
+        .iter()
+        .map(|g| format!("{} [{}]", g.name, g.pci_ids.join(" ")))
+        .collect();
+    row(out, "gpus", list(&gpus))?;
+    match a.info.and_then(|i| i.override_to.as_ref()) {
+        Some(o) => {
+            let confidence = match o.confidence {
+                Confidence::High => "high",
+                Confidence::Medium => "medium",
+                Confidence::Low => "low",
+            };
+            let crashes = if o.crashes { ", crashes" } else { "" };
+            row(
+                out,
+                "override",
+                format!(
+                    "{} (HSA_OVERRIDE_GFX_VERSION={}, confidence {confidence}{crashes})",
+                    o.target,
+                    o.target.override_value()
+                ),
+            )?;
+            if let Some(n) = &o.note {
+                row(out, "", n)?;
+            }
+        }
+        None => row(out, "override", "none known")?,
+    }
+    writeln!(out, "  releases:")?;
+    // Consecutive releases with the same answer share one line.
+    let mut lines: Vec<(String, String, usize)> = Vec::new();
+    for r in &a.releases {
+        let how = match (r.runs, r.status, r.override_to) {
+            ("native", Some(s), _) => format!("native ({})", status(s)),
+            ("override", _, Some(t)) => format!(
+                "override to {t} (HSA_OVERRIDE_GFX_VERSION={})",
+                t.override_value()
+            ),
+            ("built-not-supported", ..) => {
+                "built, not on AMD's supported list (its libraries ship kernels for it)".into()
+            }
+            ("override-crashes", ..) => "not: the known override crashes (different ISA)".into(),
+            ("override-not-built", ..) => "not: its override target is not built either".into(),
+            ("no-override", ..) => "not built, no override known".into(),
+            (other, ..) => other.into(),
+        };
+        let note = r
+            .note
+            .as_deref()
+            .map(|n| format!(" [{n}]"))
+            .unwrap_or_default();
+        let text = format!("{how}{note}");
+        match lines.last_mut() {
+            Some((_, last, n)) if *last == text => *n += 1,
+            _ => lines.push((r.version.to_string(), text, 1)),
+        }
+    }
+    let mut at = 0;
+    for (first, text, n) in &lines {
+        at += n;
+        let span = if *n == 1 {
+            first.clone()
+        } else {
+            format!("{first} - {}", a.releases[at - 1].version)
+        };
+        writeln!(out, "    {span:<17} {text}")?;
+    }
+    if let Some(i) = a.info {
+        provenance(out, &i.provenance)?;
+    }
+    Ok(())
+}
+
+fn kernel(a: &KernelAnswer, origin: &str, out: &mut dyn Write) -> io::Result<()> {
+    let on =
+        a.os.as_deref()
+            .map(|o| format!(" on {}", o.replacen(':', " ", 1)))
+            .unwrap_or_default();
+    let mut releases: Vec<&crate::version::Version> = a.rows.iter().map(|r| &r.release).collect();
+    releases.dedup();
+    writeln!(
+        out,
+        "kernel {}{on}: listed by {} ROCm releases ({origin} matrices)",
+        a.series,
+        releases.len()
+    )?;
+    for r in &a.rows {
+        writeln!(
+            out,
+            "  {:<8} {:<18} {} {}",
+            r.release.to_string(),
+            format!("{} {}", r.distro, r.version),
+            r.series,
+            kind(r.kind)
+        )?;
+    }
+    Ok(())
+}
+
+fn cuda(a: &CudaAnswer, origin: &str, out: &mut dyn Write) -> io::Result<()> {
+    writeln!(out, "CUDA {} ({origin} matrices)", a.requested)?;
+    for c in &a.releases {
+        let win = c
+            .min_driver_windows
+            .as_ref()
+            .map(|w| format!(", Windows >= {w}"))
+            .unwrap_or_default();
+        let unc = if c.provenance.unconfirmed.is_empty() {
+            String::new()
+        } else {
+            format!(" (unconfirmed: {})", c.provenance.unconfirmed.join(", "))
+        };
+        writeln!(
+            out,
+            "  {:<8} {:<18} Linux driver >= {}{win}{unc}",
+            c.version.to_string(),
+            c.label,
+            c.min_driver_linux
+        )?;
+    }
+    row(
+        out,
+        "driver floor",
+        format!(">= {} (Linux)", a.min_driver_linux),
+    )?;
+    if let Some(f) = a.family {
+        row(
+            out,
+            "minor compat",
+            format!(
+                "CUDA {}.x runs on >= {} with minor-version compatibility",
+                f.major, f.min_driver
+            ),
+        )?;
+    }
+    if let Some(c) = a.releases.last() {
+        row(
+            out,
+            "arches",
+            format!("sm {}", c.compute_capabilities.join(", ")),
+        )?;
+    }
+    if a.ngc.is_empty() {
+        row(out, "ngc", "-")?;
+    }
+    for (i, n) in a.ngc.iter().enumerate() {
+        row(
+            out,
+            if i == 0 { "ngc" } else { "" },
+            format!(
+                "{} (PyTorch {}; driver >= {}; forward-compat {})",
+                n.image,
+                n.release.pytorch,
+                n.release.min_driver,
+                list(&n.release.datacenter_drivers)
+            ),
+        )?;
+    }
+    if let Some(c) = a.releases.last() {
+        provenance(out, &c.provenance)?;
+    }
+    Ok(())
+}
+
+fn ngc(a: &NgcAnswer, origin: &str, out: &mut dyn Write) -> io::Result<()> {
+    let n = a.release.release;
+    writeln!(out, "NGC PyTorch {} ({origin} matrices)", n.release)?;
+    row(out, "image", &a.release.image)?;
+    if let Some(d) = &n.digest {
+        row(out, "digest", d)?;
+    }
+    row(out, "pytorch", &n.pytorch)?;
+    let cuda = match a.cuda {
+        Some(c) => format!(
+            "{} ({}; toolkit driver >= {})",
+            n.cuda, c.label, c.min_driver_linux
+        ),
+        None => format!("{} (not in cuda.yaml)", n.cuda),
+    };
+    row(out, "cuda", cuda)?;
+    row(
+        out,
+        "os",
+        format!("Ubuntu {}, Python {}", n.ubuntu, n.python),
+    )?;
+    row(out, "driver", format!(">= {}", n.min_driver))?;
+    row(out, "forward-compat", list(&n.datacenter_drivers))?;
+    if let Some(f) = a.family {
+        row(
+            out,
+            "minor compat",
+            format!("CUDA {}.x on >= {}", f.major, f.min_driver),
+        )?;
+    }
+    provenance(out, &n.provenance)
+}
+
+fn check(a: &CheckAnswer, out: &mut dyn Write) -> io::Result<()> {
+    writeln!(out, "matrices {}: valid", a.matrices)?;
+    let file = |s: &FileSummary| format!("{} releases, {} … {}", s.releases, s.oldest, s.newest);
+    row(out, "rocm.yaml", file(&a.rocm))?;
+    row(out, "cuda.yaml", file(&a.cuda))?;
+    row(out, "ngc.yaml", file(&a.ngc))?;
+    row(
+        out,
+        "gpus.yaml",
+        format!(
+            "{} AMD and {} NVIDIA GPU models, {} gfx targets",
+            a.amd_gpus, a.nvidia_gpus, a.gfx_targets
+        ),
+    )?;
+    row(
+        out,
+        "unconfirmed",
+        format!(
+            "{} records have fields the sources did not confirm",
+            a.records_with_unconfirmed
+        ),
+    )
+}
