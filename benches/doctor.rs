@@ -1,4 +1,4 @@
-//! `doctor` end to end, in-process, on the 8-GPU fixture. Target: under 20 ms on a 2-core machine.
+//! `doctor` end to end, in-process, on the 8-GPU fixture (target: 3 ms on a 2-core machine), and the matrix loads.
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use rocmenv::commands::doctor::{build_report, DoctorOptions};
@@ -22,9 +22,13 @@ fn doctor_8_gpus(c: &mut Criterion) {
 }
 
 fn matrices_load(c: &mut Criterion) {
-    c.bench_function("embedded matrices: parse + validate", |b| {
+    c.bench_function("embedded matrices: the JSON build.rs made", |b| {
         b.iter(|| rocmenv::matrix::Matrices::embedded().expect("valid"))
     });
+    c.bench_function(
+        "embedded matrices: YAML parse + validate (as --matrices DIR)",
+        |b| b.iter(|| rocmenv::matrix::Matrices::embedded_yaml().expect("valid")),
+    );
 }
 
 criterion_group!(benches, doctor_8_gpus, matrices_load);

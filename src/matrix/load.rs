@@ -25,9 +25,52 @@ pub struct MatrixError {
     pub message: String,
 }
 
+/// The embedded matrices as build.rs converted them to JSON.
+const EMBEDDED_JSON: [(&str, &str); 4] = [
+    (
+        "rocm.yaml",
+        include_str!(concat!(env!("OUT_DIR"), "/rocm.json")),
+    ),
+    (
+        "cuda.yaml",
+        include_str!(concat!(env!("OUT_DIR"), "/cuda.json")),
+    ),
+    (
+        "ngc.yaml",
+        include_str!(concat!(env!("OUT_DIR"), "/ngc.json")),
+    ),
+    (
+        "gpus.yaml",
+        include_str!(concat!(env!("OUT_DIR"), "/gpus.json")),
+    ),
+];
+
+fn from_json<T: DeserializeOwned>(name: &str, json: &str) -> Result<T, MatrixError> {
+    serde_json::from_str(json).map_err(|e| MatrixError {
+        file: format!("embedded:{name}"),
+        line: None,
+        message: e.to_string(),
+    })
+}
+
 impl Matrices {
-    /// The matrices built into the binary.
+    /// The matrices built into the binary: the JSON build.rs made from `matrices/*.yaml`, which a test validates
+    /// exactly as `--matrices DIR` would be (so a release build never validates them again at start).
     pub fn embedded() -> Result<Matrices, MatrixError> {
+        let [rocm, cuda, ngc, gpus] = EMBEDDED_JSON;
+        let mut m = Matrices {
+            rocm: from_json(rocm.0, rocm.1)?,
+            cuda: from_json(cuda.0, cuda.1)?,
+            ngc: from_json(ngc.0, ngc.1)?,
+            gpus: from_json(gpus.0, gpus.1)?,
+            origin: "embedded".into(),
+        };
+        m.sort();
+        Ok(m)
+    }
+
+    /// The embedded YAML, parsed and validated as a `--matrices` directory is (what the test compares with).
+    pub fn embedded_yaml() -> Result<Matrices, MatrixError> {
         let text = |name: &str| -> Result<(String, String), MatrixError> {
             let f = EMBEDDED.get_file(name).ok_or_else(|| MatrixError {
                 file: format!("embedded:{name}"),
@@ -112,10 +155,15 @@ impl Matrices {
         validate_ngc(&m.ngc, &ngc)?;
         validate_gpus(&m.gpus, &gpus)?;
         validate_ngc_cuda(&m.ngc, &m.cuda, &ngc)?;
-        m.rocm.releases.sort_by(|a, b| a.version.cmp(&b.version));
-        m.cuda.releases.sort_by(|a, b| a.version.cmp(&b.version));
-        m.ngc.releases.sort_by(|a, b| a.release.cmp(&b.release));
+        m.sort();
         Ok(m)
+    }
+
+    /// Releases in version order, whatever order the files list them in.
+    fn sort(&mut self) {
+        self.rocm.releases.sort_by(|a, b| a.version.cmp(&b.version));
+        self.cuda.releases.sort_by(|a, b| a.version.cmp(&b.version));
+        self.ngc.releases.sort_by(|a, b| a.release.cmp(&b.release));
     }
 }
 
@@ -748,6 +796,31 @@ fn validate_gpus(f: &GpusFile, src: &(String, String)) -> Result<(), MatrixError
 
 #[cfg(test)]
 mod tests {
+
+    /// Issue 11: the JSON the binary loads is the YAML, validated as a `--matrices` directory is.
+    #[test]
+    fn embedded_json_is_the_validated_yaml() {
+        let yaml = Matrices::embedded_yaml().expect("the embedded YAML validates");
+        let json = Matrices::embedded().expect("the embedded JSON loads");
+        let v = |x: serde_json::Result<serde_json::Value>| x.unwrap();
+        assert_eq!(
+            v(serde_json::to_value(&json.rocm)),
+            v(serde_json::to_value(&yaml.rocm))
+        );
+        assert_eq!(
+            v(serde_json::to_value(&json.cuda)),
+            v(serde_json::to_value(&yaml.cuda))
+        );
+        assert_eq!(
+            v(serde_json::to_value(&json.ngc)),
+            v(serde_json::to_value(&yaml.ngc))
+        );
+        assert_eq!(
+            v(serde_json::to_value(&json.gpus)),
+            v(serde_json::to_value(&yaml.gpus))
+        );
+    }
+
     use super::*;
 
     #[test]
