@@ -3,6 +3,7 @@
 use crate::error::Error;
 use crate::gfx::GfxTarget;
 use crate::host::HostFacts;
+use crate::matrix::nearest;
 use crate::matrix::{CudaRelease, Matrices, NgcRelease, RocmRelease};
 
 /// A `--target` value, validated but not yet looked up.
@@ -91,31 +92,6 @@ impl<'m> Target<'m> {
         }
         parts.join(" + ")
     }
-}
-
-/// Up to five valid values closest to `spec`, in order.
-pub(crate) fn nearest(spec: &str, all: &[String]) -> String {
-    let key = |v: &str| -> Option<i64> {
-        let (v, _) = crate::version::parse_with_parts(v).ok()?;
-        Some((v.major() as i64 * 1000 + v.minor() as i64) * 1000 + v.patch() as i64)
-    };
-    let Some(want) = key(spec) else {
-        return all
-            .iter()
-            .rev()
-            .take(5)
-            .cloned()
-            .collect::<Vec<_>>()
-            .join(", ");
-    };
-    let mut scored: Vec<(i64, &String)> = all
-        .iter()
-        .filter_map(|v| Some(((key(v)? - want).abs(), v)))
-        .collect();
-    scored.sort();
-    let mut pick: Vec<&String> = scored.into_iter().take(5).map(|(_, v)| v).collect();
-    pick.sort_by_key(|v| key(v));
-    pick.into_iter().cloned().collect::<Vec<_>>().join(", ")
 }
 
 /// Looks a target up, or picks the newest release that fits the detected GPUs.

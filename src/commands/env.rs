@@ -14,7 +14,7 @@ pub fn rocm_release<'m>(m: &'m Matrices, spec: &str) -> Result<&'m RocmRelease, 
         flag: "--rocm".into(),
         message: format!(
             "ROCm {spec} is not in the matrices; nearest: {}",
-            crate::target::nearest(spec, &m.rocm_versions())
+            crate::matrix::nearest(spec, &m.rocm_versions())
         ),
     })
 }

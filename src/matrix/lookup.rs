@@ -228,7 +228,7 @@ impl Matrices {
                 release: self.rocm_release(spec).ok_or_else(|| NotListed {
                     field: None,
                     what: format!("ROCm {spec}"),
-                    nearest: crate::target::nearest(spec, &self.rocm_versions()),
+                    nearest: crate::matrix::nearest(spec, &self.rocm_versions()),
                 })?,
             }),
             MatrixQuery::Gfx(t) => MatrixAnswer::Gfx(self.gfx_answer(*t)?),
@@ -369,7 +369,7 @@ impl Matrices {
                     Some(o) => format!("kernel {series} on {}", o.replacen(':', " ", 1)),
                     None => format!("kernel {series}"),
                 },
-                nearest: crate::target::nearest(series, &other_series),
+                nearest: crate::matrix::nearest(series, &other_series),
             });
         }
         Ok(KernelAnswer {
@@ -392,7 +392,7 @@ impl Matrices {
         let not_listed = || NotListed {
             field: None,
             what: format!("CUDA {spec}"),
-            nearest: crate::target::nearest(spec, &all),
+            nearest: crate::matrix::nearest(spec, &all),
         };
         let (v, parts) = crate::version::parse_with_parts(spec).map_err(|_| not_listed())?;
         let releases: Vec<&CudaRelease> = self
@@ -436,7 +436,7 @@ impl Matrices {
             NotListed {
                 field: None,
                 what: format!("NGC {rel}"),
-                nearest: crate::target::nearest(rel, &all),
+                nearest: crate::matrix::nearest(rel, &all),
             }
         })?;
         Ok(NgcAnswer {

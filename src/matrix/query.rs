@@ -231,3 +231,28 @@ pub fn check_rocm_tag(tag: &str, release: &Version) -> Result<(), String> {
     }
     Ok(())
 }
+
+/// Up to five valid values closest to `spec`, in order.
+pub fn nearest(spec: &str, all: &[String]) -> String {
+    let key = |v: &str| -> Option<i64> {
+        let (v, _) = crate::version::parse_with_parts(v).ok()?;
+        Some((v.major() as i64 * 1000 + v.minor() as i64) * 1000 + v.patch() as i64)
+    };
+    let Some(want) = key(spec) else {
+        return all
+            .iter()
+            .rev()
+            .take(5)
+            .cloned()
+            .collect::<Vec<_>>()
+            .join(", ");
+    };
+    let mut scored: Vec<(i64, &String)> = all
+        .iter()
+        .filter_map(|v| Some(((key(v)? - want).abs(), v)))
+        .collect();
+    scored.sort();
+    let mut pick: Vec<&String> = scored.into_iter().take(5).map(|(_, v)| v).collect();
+    pick.sort_by_key(|v| key(v));
+    pick.into_iter().cloned().collect::<Vec<_>>().join(", ")
+}

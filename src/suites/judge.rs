@@ -1,40 +1,9 @@
 //! Measured figures beside the datasheet peak (`matrices/gpus.yaml`) and a baseline (a team's own file): what
 //! share of the peak a GEMM or a copy reached, and whether a benchmark regressed.
 
-use super::result::{SuiteResult, TestStatus};
+use super::result::{Comparison, SuiteResult, TestStatus};
 use crate::matrix::{GpuModel, Matrices};
 use serde::{Deserialize, Serialize};
-
-/// A measured figure beside what it is compared with.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Comparison {
-    /// The test (`gemm`, `resnet50`).
-    pub test: String,
-    /// The metric (`gemm_bf16_tflops`, `throughput`).
-    pub metric: String,
-    /// Its unit.
-    pub unit: String,
-    /// What the run measured.
-    pub measured: f64,
-    /// The datasheet peak for this metric on this device, when gpus.yaml has one.
-    #[serde(default)]
-    pub peak: Option<f64>,
-    /// `measured / peak` in percent.
-    #[serde(default)]
-    pub peak_pct: Option<f64>,
-    /// The baseline's value, when a baseline matches.
-    #[serde(default)]
-    pub baseline: Option<f64>,
-    /// Where the baseline came from.
-    #[serde(default)]
-    pub baseline_source: Option<String>,
-    /// `measured / baseline` in percent.
-    #[serde(default)]
-    pub baseline_pct: Option<f64>,
-    /// True when the measurement is more than the threshold below the baseline.
-    #[serde(default)]
-    pub regression: bool,
-}
 
 /// A baselines file (`--baseline FILE`, written by `--save-baseline FILE`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

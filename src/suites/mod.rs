@@ -7,9 +7,9 @@ mod manifest;
 mod result;
 
 pub use files::{suite_files, SUITE_YAML};
-pub use judge::{baselines_from, compare, model_for, Baseline, Baselines, Comparison};
+pub use judge::{baselines_from, compare, model_for, Baseline, Baselines};
 pub use manifest::{Benchmark, DeviceKind, Level, Plan, PlanError, PlannedTest, Suite, SuiteTest};
 pub use result::{
-    parse_progress, parse_result, tail_lines, Device, Metric, ResultError, SuiteResult, TestResult,
-    TestStatus, PROGRESS_PREFIX,
+    parse_progress, parse_result, tail_lines, Comparison, Device, Metric, ResultError, SuiteResult,
+    TestResult, TestStatus, PROGRESS_PREFIX,
 };

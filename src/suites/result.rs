@@ -35,7 +35,38 @@ pub struct SuiteResult {
     pub finished_at: Option<String>,
     /// Measured figures beside their datasheet peak and baseline, added by rocmenv.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub comparisons: Vec<super::judge::Comparison>,
+    pub comparisons: Vec<Comparison>,
+}
+
+/// A measured figure beside what it is compared with.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Comparison {
+    /// The test (`gemm`, `resnet50`).
+    pub test: String,
+    /// The metric (`gemm_bf16_tflops`, `throughput`).
+    pub metric: String,
+    /// Its unit.
+    pub unit: String,
+    /// What the run measured.
+    pub measured: f64,
+    /// The datasheet peak for this metric on this device, when gpus.yaml has one.
+    #[serde(default)]
+    pub peak: Option<f64>,
+    /// `measured / peak` in percent.
+    #[serde(default)]
+    pub peak_pct: Option<f64>,
+    /// The baseline's value, when a baseline matches.
+    #[serde(default)]
+    pub baseline: Option<f64>,
+    /// Where the baseline came from.
+    #[serde(default)]
+    pub baseline_source: Option<String>,
+    /// `measured / baseline` in percent.
+    #[serde(default)]
+    pub baseline_pct: Option<f64>,
+    /// True when the measurement is more than the threshold below the baseline.
+    #[serde(default)]
+    pub regression: bool,
 }
 
 /// The device a run used.
