@@ -1,0 +1,101 @@
+//! Issue 9: the module graph points downhill. Reads `crate::<module>` paths in src/ (test code left out) and checks
+//! there is no import circle between top-level modules, and that the low layers import only what is below them.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            rust_files(&p, out);
+        } else if p.extension().is_some_and(|x| x == "rs") {
+            out.push(p);
+        }
+    }
+}
+
+/// Top-level module → the top-level modules its non-test code names as `crate::<name>`.
+fn graph() -> BTreeMap<String, BTreeSet<String>> {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let mut g: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for f in files {
+        let rel = f.strip_prefix(&src).unwrap();
+        let first = rel
+            .components()
+            .next()
+            .unwrap()
+            .as_os_str()
+            .to_string_lossy()
+            .to_string();
+        let module = first.trim_end_matches(".rs").to_string();
+        let name = f.file_name().unwrap().to_string_lossy().to_string();
+        if matches!(module.as_str(), "lib" | "main") || name.ends_with("tests.rs") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&f).unwrap();
+        let code = text.split("#[cfg(test)]\nmod tests").next().unwrap();
+        let deps = g.entry(module.clone()).or_default();
+        for (i, _) in code.match_indices("crate::") {
+            let rest = &code[i + "crate::".len()..];
+            let dep: String = rest
+                .chars()
+                .take_while(|c| c.is_ascii_lowercase() || *c == '_')
+                .collect();
+            if !dep.is_empty() && dep != module {
+                deps.insert(dep);
+            }
+        }
+    }
+    g
+}
+
+fn reaches(g: &BTreeMap<String, BTreeSet<String>>, from: &str, to: &str) -> bool {
+    let mut seen = BTreeSet::new();
+    let mut stack = vec![from.to_string()];
+    while let Some(n) = stack.pop() {
+        if n == to {
+            return true;
+        }
+        if seen.insert(n.clone()) {
+            stack.extend(g.get(&n).into_iter().flatten().cloned());
+        }
+    }
+    false
+}
+
+#[test]
+fn no_import_circle_between_modules() {
+    let g = graph();
+    assert!(g.len() > 15, "{g:?}");
+    for (a, deps) in &g {
+        for b in deps {
+            assert!(!reaches(&g, b, a), "import circle: {a} → {b} → … → {a}");
+        }
+    }
+}
+
+#[test]
+fn low_layers_import_nothing_above_them() {
+    let g = graph();
+    let allowed: [(&str, &[&str]); 6] = [
+        ("parse", &["gfx", "version"]),
+        ("matrix", &["gfx", "vendor", "version"]),
+        ("host", &["error", "gfx", "parse", "vendor", "version"]),
+        ("engine", &["error", "host", "image_ref", "vendor"]),
+        ("runtime", &["host", "parse"]),
+        ("suites", &["matrix"]),
+    ];
+    for (module, ok) in allowed {
+        let deps = g
+            .get(module)
+            .unwrap_or_else(|| panic!("no module {module}"));
+        let above: Vec<&String> = deps.iter().filter(|d| !ok.contains(&d.as_str())).collect();
+        assert!(
+            above.is_empty(),
+            "{module} imports {above:?}, which are not below it"
+        );
+    }
+}
