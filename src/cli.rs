@@ -73,13 +73,20 @@ pub enum Command {
     ///
     /// Exit codes as `rocmenv smoke`; a regression past --threshold fails only with --fail-on-regression.
     Bench(BenchArgs),
-    /// Remove containers that crashed rocmenv runs left behind (those labelled rocmenv.managed=true).
+    /// Remove containers that crashed rocmenv runs left behind (those labelled rocmenv.managed=true). A container
+    /// whose rocmenv run is still alive on this host (its owner's host, pid and start time are in its labels) is
+    /// kept, as is a running one whose owner cannot be checked (another host, or no owner labels); the others
+    /// (stopped ones, running ones whose owner is gone) are removed.
     ///
     /// Exit codes: 0 done, 3 the daemon is unreachable.
     Gc {
         /// Print the removed containers as JSON.
         #[arg(long)]
         json: bool,
+        /// Remove every labelled container, also those of live runs (running ones are killed, and their
+        /// `rocmenv run` then fails with 125).
+        #[arg(long)]
+        all: bool,
     },
     /// Print a shell completion script: `rocmenv completions bash > /etc/bash_completion.d/rocmenv`.
     Completions {

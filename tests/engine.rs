@@ -411,10 +411,80 @@ fn gc_removes_what_a_crashed_run_left() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let o = rocmenv(&["gc"]);
     assert_eq!(o.status.code(), Some(0));
+    // The first line; `kept …` lines may follow for live runs of other processes on this daemon.
     assert_eq!(
-        String::from_utf8_lossy(&o.stdout),
-        "removed 1 container(s): rocmenv-crashed-test (created)\n"
+        String::from_utf8_lossy(&o.stdout).lines().next(),
+        Some("removed 1 container(s): rocmenv-crashed-test (created)")
     );
+    assert_no_leftovers(&d.engine);
+}
+
+/// Issue 10: `rocmenv gc` removed the running container of a live `rocmenv run`, which then died with 125 ("no such
+/// container"). gc now keeps what a live rocmenv owns and removes a running container whose owner is gone.
+#[test]
+fn gc_keeps_a_live_runs_container_and_removes_one_whose_owner_is_gone() {
+    let Some(d) = daemon("gc-live") else { return };
+    // A pid that has exited: the owner of an orphaned, still running container.
+    let mut gone = Command::new("true").spawn().expect("true runs");
+    let gone_pid = gone.id();
+    gone.wait().unwrap();
+    let host = rocmenv::engine::hostname();
+    let o = Command::new("docker")
+        .args(["run", "-d", "--label", "rocmenv.managed=true"])
+        .args(["--label", &format!("rocmenv.owner.host={host}")])
+        .args(["--label", &format!("rocmenv.owner.pid={gone_pid}")])
+        .args(["--label", "rocmenv.owner.start=1"])
+        .args(["--name", "rocmenv-owner-gone-test", BASE, "sleep", "60"])
+        .output()
+        .expect("docker run");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let child = Command::new(env!("CARGO_BIN_EXE_rocmenv"))
+        .args(["run", "--vendor", "cpu", "--image", BASE, "--"])
+        .args(["sh", "-c", "echo started; sleep 6; echo finished"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawns");
+    let live = |e: &rocmenv::engine::Engine| {
+        e.managed_containers()
+            .unwrap()
+            .into_iter()
+            .find(|c| c.owner.as_ref().is_some_and(|o| o.pid == child.id()))
+    };
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let name = loop {
+        match live(&d.engine) {
+            Some(c) if c.state == "running" => break c.name,
+            _ => assert!(Instant::now() < deadline, "the run's container never ran"),
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    let o = rocmenv(&["gc"]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "{out}");
+    assert!(
+        out.contains("removed 1 container(s): rocmenv-owner-gone-test (running)"),
+        "{out}"
+    );
+    assert!(
+        out.contains(&format!(
+            "kept {name} (running): its rocmenv run (pid {}) is still running",
+            child.id()
+        )),
+        "{out}"
+    );
+    assert!(
+        live(&d.engine).is_some(),
+        "gc removed the live run's container"
+    );
+    let o = child.wait_with_output().expect("waits");
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert_eq!(String::from_utf8_lossy(&o.stdout), "started\nfinished\n");
     assert_no_leftovers(&d.engine);
 }
 

@@ -9,6 +9,7 @@ mod dockerignore;
 mod events;
 mod gc;
 mod image;
+mod owner;
 mod print;
 mod run;
 mod signals;
@@ -22,7 +23,8 @@ pub use context::{base_images, BuildContext};
 pub use devices::{device_map, shm_size, video_render_gids, DeviceMap, DeviceVendor, GpuRequest};
 pub use dockerignore::DockerIgnore;
 pub use events::BuildEvent;
-pub use gc::Leftover;
+pub use gc::{keep_reason, GcOutcome, Kept, Leftover};
+pub use owner::{hostname, liveness, Liveness, Owner};
 pub use print::docker_run_line;
 pub use run::{
     new_run_id, Mount, OutputStream, RunOutcome, RunSpec, Upload, MANAGED_LABEL, RUN_ID_LABEL,

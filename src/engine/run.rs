@@ -4,6 +4,7 @@
 use super::connect::{describe, Engine};
 use super::devices::DeviceMap;
 use super::image::ensure_image;
+use super::owner::Owner;
 use super::signals::StopSignals;
 use crate::error::{Error, StopSignal, EXIT_RUN_FAILED, EXIT_TIMEOUT};
 use bollard::models::{ContainerCreateBody, DeviceMapping, DeviceRequest, HostConfig};
@@ -195,14 +196,17 @@ impl Engine {
 
     async fn create(&self, spec: &RunSpec) -> Result<String, Error> {
         let run_id = new_run_id();
+        let mut labels = HashMap::from([
+            (MANAGED_LABEL.to_string(), "true".to_string()),
+            (RUN_ID_LABEL.to_string(), run_id.clone()),
+        ]);
+        // `rocmenv gc` keeps the containers whose owner still runs.
+        labels.extend(Owner::current().iter().flat_map(Owner::labels));
         let body = ContainerCreateBody {
             image: Some(spec.image.clone()),
             cmd: (!spec.command.is_empty()).then(|| spec.command.clone()),
             env: Some(spec.env.iter().map(|(k, v)| format!("{k}={v}")).collect()),
-            labels: Some(HashMap::from([
-                (MANAGED_LABEL.to_string(), "true".to_string()),
-                (RUN_ID_LABEL.to_string(), run_id.clone()),
-            ])),
+            labels: Some(labels),
             attach_stdout: Some(true),
             attach_stderr: Some(true),
             host_config: Some(host_config(spec)),
