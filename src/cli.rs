@@ -38,7 +38,8 @@ pub enum Command {
     /// non-root user in video and render, OCI labels.
     ///
     /// Exit codes: 0 written, 2 bad input (a value that would change the Dockerfile's meaning, an unknown
-    /// version combination with the nearest ones listed), 3 the files could not be written.
+    /// version combination with the nearest ones listed, a file -o would replace without --force), 3 the files
+    /// could not be written.
     Dockerfile(Box<DockerfileArgs>),
     /// Ask the GPU runtimes themselves (CUDA through cudarc, HIP through libamdhip64) what they see: versions,
     /// devices, and a real memory round trip (plus an NVRTC vectorAdd kernel on CUDA). Needs no Python.
@@ -249,6 +250,10 @@ pub struct DockerfileArgs {
     /// Write Dockerfile, .dockerignore and the copied files into this directory instead of printing the Dockerfile.
     #[arg(short = 'o', long = "output", value_name = "DIR")]
     pub output: Option<PathBuf>,
+    /// With -o: replace files already in DIR that rocmenv writes (Dockerfile, .dockerignore, smoke-tests/…);
+    /// without it, an existing one is an error and nothing is written.
+    #[arg(long, requires = "output")]
+    pub force: bool,
 }
 
 /// Flags of `rocmenv env`.
