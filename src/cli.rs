@@ -364,7 +364,9 @@ pub struct RunArgs {
     #[arg(short = 'e', long = "env", value_name = "NAME=VALUE")]
     pub env: Vec<String>,
 
-    /// Bind-mount a host path (repeatable): HOST:CONTAINER[:ro].
+    /// Mount a host path or a named volume (repeatable), as `docker run -v`: /ABS/HOST/PATH:CONTAINER[:ro] binds an
+    /// existing host path (a missing one is an error, never created); NAME:CONTAINER[:ro] mounts the named volume.
+    /// A relative host path (./x, ~/x) is refused.
     #[arg(short = 'v', long = "volume", value_name = "HOST:CONTAINER[:ro]")]
     pub volume: Vec<String>,
 

@@ -412,6 +412,35 @@ fn unreachable_daemon_is_one_line_naming_the_endpoint() {
     }
 }
 
+/// Issue 10: `run -v ./x:/x` and `-v '~/x:/x'` created `./x` and a literal `./~` on the host. A relative host path
+/// is a usage error (125, like `docker run`) naming the value, before any daemon is asked, and nothing is created.
+#[test]
+fn a_relative_volume_path_is_refused_and_nothing_is_created() {
+    let dir = tempfile::tempdir().unwrap();
+    for v in ["./x:/x", "~/x:/x", "sub/dir:/x"] {
+        let o = Command::new(env!("CARGO_BIN_EXE_rocmenv"))
+            .args([
+                "run",
+                "--vendor",
+                "cpu",
+                "--image",
+                "debian:12",
+                "-v",
+                v,
+                "--",
+                "true",
+            ])
+            .current_dir(dir.path())
+            // No daemon answers here: the error must come from the flag check, not from the engine.
+            .env("DOCKER_HOST", "unix:///nonexistent/docker.sock")
+            .output()
+            .expect("runs");
+        assert_one_line_error(&o, 125, &format!("--volume: `{v}`"));
+        assert!(stderr(&o).contains("not absolute"), "{}", stderr(&o));
+    }
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+}
+
 /// Issue 10: colour follows the CLI conventions — forced by CLICOLOR_FORCE, never with NO_COLOR or on a pipe,
 /// and TERM=dumb does not get colour unless forced.
 #[test]

@@ -747,3 +747,70 @@ fn a_digest_pinned_image_is_pulled_from_its_registry() {
     assert_eq!(err.trim_end().lines().count(), 1, "{err}");
     assert_no_leftovers(&d.engine);
 }
+
+/// Issue 10: `run -v myvol:/data` bound a new host directory `./myvol`, and `-v /nonexistent/x:/x` created
+/// `/nonexistent/x`. A bare name is a named volume (the data outlives the container, no host directory appears);
+/// a missing host path is an error (125) naming it, and it is not created.
+#[test]
+fn volumes_are_named_volumes_or_existing_absolute_host_paths() {
+    let Some(d) = daemon("volumes") else { return };
+    let cwd = tempfile::tempdir().unwrap();
+    let vol = format!("rocmenv-test-vol-{}", rocmenv::engine::new_run_id());
+    let run = |v: &str, script: &str| {
+        Command::new(env!("CARGO_BIN_EXE_rocmenv"))
+            .args(["run", "--vendor", "cpu", "--image", BASE, "-v", v, "--"])
+            .args(["sh", "-c", script])
+            .current_dir(cwd.path())
+            .output()
+            .expect("runs")
+    };
+    let o = run(&format!("{vol}:/data"), "echo kept > /data/f");
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let o = run(&format!("{vol}:/data:ro"), "cat /data/f");
+    let vol_rm = Command::new("docker").args(["volume", "rm", &vol]).output();
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert_eq!(String::from_utf8_lossy(&o.stdout), "kept\n");
+    assert!(
+        vol_rm.unwrap().status.success(),
+        "the named volume {vol} was not made"
+    );
+    assert_eq!(
+        std::fs::read_dir(cwd.path()).unwrap().count(),
+        0,
+        "a host directory appeared"
+    );
+
+    let missing = cwd.path().join("not-there/x");
+    let o = run(&format!("{}:/x", missing.display()), "true");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(125), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(err.contains(&missing.display().to_string()), "{err}");
+    assert!(
+        !cwd.path().join("not-there").exists(),
+        "the missing host path was created"
+    );
+    // An existing absolute path is bound as before.
+    std::fs::write(cwd.path().join("in.txt"), "host\n").unwrap();
+    let o = run(
+        &format!("{}:/in:ro", cwd.path().display()),
+        "cat /in/in.txt",
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&o.stdout),
+        "host\n",
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert_no_leftovers(&d.engine);
+}

@@ -27,6 +27,7 @@ pub use gc::{keep_reason, GcOutcome, Kept, Leftover};
 pub use owner::{hostname, liveness, Liveness, Owner};
 pub use print::docker_run_line;
 pub use run::{
-    new_run_id, Mount, OutputStream, RunOutcome, RunSpec, Upload, MANAGED_LABEL, RUN_ID_LABEL,
+    new_run_id, Mount, MountKind, OutputStream, RunOutcome, RunSpec, Upload, MANAGED_LABEL,
+    RUN_ID_LABEL,
 };
 pub(crate) use signals::StopSignals;

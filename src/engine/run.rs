@@ -25,12 +25,24 @@ pub const RUN_ID_LABEL: &str = "rocmenv.run-id";
 /// The outcome keeps at most this much of the output (the tail), so a chatty workload cannot exhaust memory.
 const MAX_KEPT_LOG: usize = 8 << 20;
 
-/// A host path mounted into the container.
+/// What a mount's source is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MountKind {
+    /// An absolute host path; the daemon refuses one that does not exist (it never creates it).
+    Bind,
+    /// A named volume; the daemon creates it on first use.
+    Volume,
+}
+
+/// A host path or a named volume mounted into the container.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Mount {
-    /// Host path (absolute).
-    pub host: String,
-    /// Path inside the container.
+    /// Bind or named volume.
+    pub kind: MountKind,
+    /// The host path (absolute) or the volume's name.
+    pub source: String,
+    /// Path inside the container (absolute).
     pub container: String,
     /// Mounted read-only.
     pub read_only: bool,
@@ -45,7 +57,7 @@ pub struct RunSpec {
     pub command: Vec<String>,
     /// Environment variables.
     pub env: Vec<(String, String)>,
-    /// Bind mounts.
+    /// Bind mounts and named volumes.
     pub mounts: Vec<Mount>,
     /// Killed after this long.
     pub timeout: Option<Duration>,
@@ -150,19 +162,22 @@ fn host_config(spec: &RunSpec) -> HostConfig {
         security_opt: some(m.security_opt.clone()),
         ipc_mode: m.ipc_host.then(|| "host".to_string()),
         shm_size: (!m.ipc_host).then_some(m.shm_size as i64),
-        binds: some(
+        // Mounts, not binds: a bind whose host path is missing is an error instead of a new empty directory.
+        mounts: (!spec.mounts.is_empty()).then(|| {
             spec.mounts
                 .iter()
-                .map(|b| {
-                    format!(
-                        "{}:{}{}",
-                        b.host,
-                        b.container,
-                        if b.read_only { ":ro" } else { "" }
-                    )
+                .map(|m| bollard::models::Mount {
+                    typ: Some(match m.kind {
+                        MountKind::Bind => bollard::models::MountType::BIND,
+                        MountKind::Volume => bollard::models::MountType::VOLUME,
+                    }),
+                    source: Some(m.source.clone()),
+                    target: Some(m.container.clone()),
+                    read_only: m.read_only.then_some(true),
+                    ..Default::default()
                 })
-                .collect(),
-        ),
+                .collect()
+        }),
         memory: spec.memory.map(|b| b as i64),
         memory_swap: spec.memory.map(|b| b as i64),
         ..Default::default()
