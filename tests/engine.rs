@@ -814,3 +814,62 @@ fn volumes_are_named_volumes_or_existing_absolute_host_paths() {
     );
     assert_no_leftovers(&d.engine);
 }
+
+/// Issue 10: `--result /etc` wrote an empty file `./etc` (the first file inside the directory's archive), and a
+/// `--result` the workload never wrote exited 0. A directory is refused and a missing file is a failed run (125),
+/// each one line naming the path, nothing written; a symbolic link is followed to its file.
+#[test]
+fn a_missing_or_directory_result_fails_naming_it() {
+    let Some(d) = daemon("result-errors") else {
+        return;
+    };
+    let cwd = tempfile::tempdir().unwrap();
+    let run = |result: &str, script: &str| {
+        Command::new(env!("CARGO_BIN_EXE_rocmenv"))
+            .args([
+                "run", "--vendor", "cpu", "--image", BASE, "--result", result,
+            ])
+            .args(["--", "sh", "-c", script])
+            .current_dir(cwd.path())
+            .output()
+            .expect("runs")
+    };
+    for (result, why) in [
+        ("/etc", "is a directory in the container"),
+        ("/never-written.json", "does not exist in the container"),
+    ] {
+        let o = run(result, "true");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(125), "{result}: {err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+        assert!(
+            err.starts_with(&format!("rocmenv: --result {result}: {why}")),
+            "{err}"
+        );
+    }
+    assert_eq!(
+        std::fs::read_dir(cwd.path()).unwrap().count(),
+        0,
+        "a file was written"
+    );
+    // A failing command keeps its own exit code; the missing result is still named.
+    let o = run("/never-written.json", "exit 3");
+    assert_eq!(o.status.code(), Some(3));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("/never-written.json"));
+    // A link to the file the command wrote is followed.
+    let o = run(
+        "/r.json",
+        "echo linked > /tmp/real.json; ln -s tmp/real.json /r.json",
+    );
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert_eq!(
+        std::fs::read_to_string(cwd.path().join("r.json")).unwrap(),
+        "linked\n"
+    );
+    assert_no_leftovers(&d.engine);
+}

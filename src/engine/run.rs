@@ -111,6 +111,8 @@ pub struct RunOutcome {
     /// The result file's bytes, when `result_path` was set and the file exists.
     #[serde(skip)]
     pub result_file: Option<Vec<u8>>,
+    /// Why `result_path` could not be copied out (`does not exist in the container`, …), when it was set and not copied.
+    pub result_error: Option<String>,
     /// The container's id (it has been removed).
     pub container_id: String,
 }
@@ -264,6 +266,7 @@ impl Engine {
             interrupted: None,
             logs: Vec::new(),
             result_file: None,
+            result_error: None,
             container_id: id.to_string(),
         };
         let engine_err = |what: &str, e: bollard::errors::Error| {
@@ -340,32 +343,82 @@ impl Engine {
             out.oom_killed = state.and_then(|s| s.oom_killed).unwrap_or(false);
         }
         if let Some(path) = &spec.result_path {
-            out.result_file = self.copy_out(id, path).await;
+            match self.copy_out(id, path).await {
+                Ok(data) => out.result_file = Some(data),
+                Err(why) => out.result_error = Some(why),
+            }
         }
         Ok(out)
     }
 
-    /// The first regular file in the archive the daemon returns for `path`, or `None` when it does not exist.
-    async fn copy_out(&self, id: &str, path: &str) -> Option<Vec<u8>> {
-        let opts = DownloadFromContainerOptionsBuilder::new()
-            .path(path)
-            .build();
-        let mut s = self.docker.download_from_container(id, Some(opts));
-        let mut archive = Vec::new();
-        while let Some(chunk) = s.next().await {
-            archive.extend_from_slice(&chunk.ok()?);
-        }
-        let mut a = tar::Archive::new(archive.as_slice());
-        for entry in a.entries().ok()? {
-            let mut e = entry.ok()?;
-            if e.header().entry_type().is_file() {
-                let mut data = Vec::new();
-                std::io::Read::read_to_end(&mut e, &mut data).ok()?;
-                return Some(data);
+    /// The contents of the regular file at `path` (symbolic links followed), or why there is none.
+    async fn copy_out(&self, id: &str, path: &str) -> Result<Vec<u8>, String> {
+        let mut path = path.to_string();
+        // A few hops, so a link cycle ends.
+        for _ in 0..8 {
+            let opts = DownloadFromContainerOptionsBuilder::new()
+                .path(&path)
+                .build();
+            let mut s = self.docker.download_from_container(id, Some(opts));
+            let mut archive = Vec::new();
+            while let Some(chunk) = s.next().await {
+                match chunk {
+                    Ok(c) => archive.extend_from_slice(&c),
+                    Err(bollard::errors::Error::DockerResponseServerError {
+                        status_code: 404,
+                        ..
+                    }) => return Err("does not exist in the container".into()),
+                    Err(e) => return Err(format!("could not be read: {}", describe(&e))),
+                }
+            }
+            match archived_file(&archive)? {
+                Archived::File(data) => return Ok(data),
+                Archived::Link(target) => path = resolve_link(&path, &target),
             }
         }
-        None
+        Err("is a chain of symbolic links too long to follow".into())
     }
+}
+
+/// The first entry of an archive the daemon returns for one path: that path itself.
+enum Archived {
+    /// A regular file's contents.
+    File(Vec<u8>),
+    /// A symbolic link's target.
+    Link(String),
+}
+
+/// Reads the entry for the path itself (the first one); a directory or another kind is refused by name.
+fn archived_file(archive: &[u8]) -> Result<Archived, String> {
+    let unreadable = |e: std::io::Error| format!("came back as an unreadable archive: {e}");
+    let mut a = tar::Archive::new(archive);
+    let mut entries = a.entries().map_err(unreadable)?;
+    let mut e = match entries.next() {
+        Some(e) => e.map_err(unreadable)?,
+        None => return Err("does not exist in the container".into()),
+    };
+    let kind = e.header().entry_type();
+    if kind.is_file() {
+        let mut data = Vec::new();
+        std::io::Read::read_to_end(&mut e, &mut data).map_err(unreadable)?;
+        Ok(Archived::File(data))
+    } else if kind.is_symlink() {
+        let target = e.link_name().map_err(unreadable)?.unwrap_or_default();
+        Ok(Archived::Link(target.to_string_lossy().into_owned()))
+    } else if kind.is_dir() {
+        Err("is a directory in the container; name a file the command writes".into())
+    } else {
+        Err("is not a regular file in the container".into())
+    }
+}
+
+/// Where the link at `path` points: an absolute target as is, a relative one from the link's directory.
+fn resolve_link(path: &str, target: &str) -> String {
+    if target.starts_with('/') {
+        return target.to_string();
+    }
+    let dir = path.rsplit_once('/').map_or("", |(d, _)| d);
+    format!("{dir}/{target}")
 }
 
 /// Files as one tar archive, the form the daemon's archive endpoint takes; a name with `/` creates its

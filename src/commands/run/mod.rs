@@ -97,12 +97,26 @@ impl RunPlan {
                 )),
             })
             .transpose()?;
-        let result = a.result.map(|path| {
-            let to = a
-                .result_to
-                .unwrap_or_else(|| PathBuf::from(path.rsplit('/').next().unwrap_or("result")));
-            (path, to)
-        });
+        let result = a
+            .result
+            .map(|path| {
+                let to = match a.result_to {
+                    Some(to) => to,
+                    None => match path.trim_end_matches('/').rsplit('/').next() {
+                        Some(name) if !name.is_empty() && name != "." && name != ".." => {
+                            PathBuf::from(name)
+                        }
+                        _ => {
+                            return Err(usage(
+                                "--result",
+                                format!("`{path}` names no file; name the file the command writes"),
+                            ))
+                        }
+                    },
+                };
+                Ok((path, to))
+            })
+            .transpose()?;
         Ok(RunPlan {
             image: a.image,
             vendor: a.vendor.map(Into::into),
@@ -291,18 +305,29 @@ fn run(o: &RunPlan, out: &mut dyn Write, err: &mut dyn Write) -> Result<i32, Err
     if outcome.interrupted.is_some() {
         let _ = writeln!(err, "rocmenv: interrupted; container stopped and removed");
     }
-    if let Some((path, to)) = &o.result {
+    let mut code = outcome.process_exit_code();
+    // A run that was stopped has no result to copy; saying so would only repeat the stop.
+    if let (Some((path, to)), None) = (&o.result, outcome.interrupted) {
         match &outcome.result_file {
             Some(data) => std::fs::write(to, data).map_err(|e| Error::io("write", to, e))?,
             None => {
+                let why = outcome
+                    .result_error
+                    .as_deref()
+                    .unwrap_or("does not exist in the container");
                 let _ = writeln!(
                     err,
-                    "rocmenv: the command did not leave {path} in the container"
+                    "rocmenv: --result {path}: {why}; nothing was written to {}",
+                    to.display()
                 );
+                // A command that succeeded without its result is a failed run; a failing one keeps its own code.
+                if code == 0 {
+                    code = EXIT_RUN_FAILED;
+                }
             }
         }
     }
-    Ok(outcome.process_exit_code())
+    Ok(code)
 }
 
 #[cfg(test)]
