@@ -288,7 +288,9 @@ pub struct EnvArgs {
 #[derive(Debug, Args)]
 pub struct DoctorArgs {
     /// Read the host from this directory instead of `/`: a tree that mirrors /proc, /sys, /dev, /etc and /opt,
-    /// such as tests/fixtures/hosts/<name>. Docker is not asked; tools are not run.
+    /// such as tests/fixtures/hosts/<name>. It needs proc/version (or proc/sys/kernel/osrelease), an os-release and
+    /// sys/bus/pci; the environment, user and tool output come from its .rocmenv/recorded.yaml. Docker is not asked;
+    /// tools are not run.
     #[arg(long, value_name = "DIR")]
     pub sysroot: Option<PathBuf>,
 

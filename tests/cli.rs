@@ -95,6 +95,27 @@ fn missing_sysroot_is_exit_2_naming_it() {
     assert_one_line_error(&o, 2, "is not a directory");
 }
 
+/// Issue 10: `doctor --sysroot` on an empty directory or on /proc exited 0. It is exit 2, one line naming what a host
+/// tree lacks; the same holds for every command that reads a tree.
+#[test]
+fn a_sysroot_that_is_not_a_host_is_exit_2_naming_what_it_lacks() {
+    let empty = tempfile::tempdir().unwrap();
+    let e = empty.path().to_str().unwrap();
+    for args in [
+        &["doctor", "--sysroot", e][..],
+        &["doctor", "--sysroot", "/proc"][..],
+        &["env", "--sysroot", e][..],
+    ] {
+        let o = rocmenv(args);
+        assert_one_line_error(
+            &o,
+            2,
+            "is not a host tree: it has no /proc/version or /proc/sys/kernel/osrelease",
+        );
+        assert!(stderr(&o).contains("/sys/bus/pci"), "{}", stderr(&o));
+    }
+}
+
 #[test]
 fn unknown_target_lists_the_nearest_releases() {
     let o = rocmenv(&[
