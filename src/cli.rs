@@ -50,8 +50,9 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// Build an image through the Docker Engine API and tag it `rocmenv/<stack>:<content-hash>`; an unchanged context
-    /// is a cache hit that does not run the builder. Progress goes to stderr.
+    /// Build an image through the Docker Engine API and tag it `rocmenv/<stack>:<hash>`, the hash of the context and of
+    /// the base images' ids; an unchanged context on unchanged bases is a cache hit that does not run the builder.
+    /// Progress goes to stderr.
     ///
     /// Exit codes: 0 built (or cached), 1 a build step failed, 2 bad input, 3 the daemon or a base image is unavailable.
     Build(BuildArgs),
@@ -333,6 +334,15 @@ pub struct BuildArgs {
     /// Also tag the image with this name (repeatable), e.g. `--tag myteam/torch:dev`.
     #[arg(long, value_name = "NAME[:TAG]")]
     pub tag: Vec<String>,
+
+    /// Pull the base images (FROM) even when the daemon has them, as `docker build --pull` does, so a newer image
+    /// under the same tag is built on.
+    #[arg(long)]
+    pub pull: bool,
+
+    /// Build from scratch: take neither an existing image for the tag nor the builder's layer cache.
+    #[arg(long)]
+    pub no_cache: bool,
 
     /// Print one JSON document (tag, image id, cached, seconds) and no progress.
     #[arg(long)]

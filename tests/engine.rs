@@ -873,3 +873,70 @@ fn a_missing_or_directory_result_fails_naming_it() {
     );
     assert_no_leftovers(&d.engine);
 }
+
+/// Issue 10: after the base image changed under the same tag (`FROM` retagged to another image), `build` said
+/// "cached" and kept the old image, where `docker build` rebuilds. The tag's hash now includes the base image's id;
+/// `--no-cache` rebuilds even then.
+#[test]
+fn a_retagged_base_image_is_not_a_cache_hit() {
+    let Some(d) = daemon("retagged-base") else {
+        return;
+    };
+    let other = python_image(&d.engine);
+    let nonce = rocmenv::engine::new_run_id();
+    let base = format!("rocmenv-test/retag-{nonce}:1");
+    let docker = |args: &[&str]| {
+        let o = Command::new("docker").args(args).output().expect("docker");
+        assert!(
+            o.status.success(),
+            "docker {args:?}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    };
+    docker(&["tag", BASE, &base]);
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("Dockerfile"),
+        format!("FROM {base}\nRUN echo {nonce} > /built\n"),
+    )
+    .unwrap();
+    let ctx = dir.path().to_str().unwrap();
+    let build = |extra: &[&str]| {
+        let mut args = vec!["build", "--json", "--context", ctx];
+        args.extend_from_slice(extra);
+        let o = rocmenv(&args);
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        serde_json::from_slice::<serde_json::Value>(&o.stdout).expect("one JSON document")
+    };
+    let first = build(&[]);
+    assert_eq!(first["cached"], false);
+    let again = build(&[]);
+    assert_eq!(
+        (again["cached"].as_bool(), &again["tag"]),
+        (Some(true), &first["tag"])
+    );
+    // --no-cache builds although the image exists.
+    assert_eq!(build(&["--no-cache"])["cached"], false);
+    // The same name now means another image.
+    docker(&["tag", &other, &base]);
+    let retagged = build(&[]);
+    let mut made = vec![
+        first["tag"].as_str().unwrap().to_string(),
+        retagged["tag"].as_str().unwrap().to_string(),
+    ];
+    made.dedup();
+    let _ = Command::new("docker")
+        .arg("rmi")
+        .args(&made)
+        .arg(&base)
+        .output();
+    assert_eq!(retagged["cached"], false, "{retagged}");
+    assert_ne!(retagged["tag"], first["tag"]);
+    assert_ne!(retagged["base_image_ids"], first["base_image_ids"]);
+    assert_no_leftovers(&d.engine);
+}

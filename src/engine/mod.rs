@@ -14,7 +14,7 @@ mod print;
 mod run;
 mod signals;
 
-pub use build::{build_context, build_files, content_tag, BuildOutcome};
+pub use build::{build_context, build_files, content_tag, BuildFlags, BuildOutcome};
 pub use connect::{
     docker_status, endpoint_from_env, resolve_endpoint, DockerInfo, DockerStatus, Engine,
     DEFAULT_SOCKET,
