@@ -764,21 +764,13 @@ fn volumes_are_named_volumes_or_existing_absolute_host_paths() {
             .output()
             .expect("runs")
     };
-    let o = run(&format!("{vol}:/data"), "echo kept > /data/f");
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    let first = run(&format!("{vol}:/data"), "echo kept > /data/f");
     let o = run(&format!("{vol}:/data:ro"), "cat /data/f");
+    // Removed before any assertion, so a failure leaves no volume behind.
     let vol_rm = Command::new("docker").args(["volume", "rm", &vol]).output();
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    let err = |o: &std::process::Output| String::from_utf8_lossy(&o.stderr).into_owned();
+    assert_eq!(first.status.code(), Some(0), "{}", err(&first));
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
     assert_eq!(String::from_utf8_lossy(&o.stdout), "kept\n");
     assert!(
         vol_rm.unwrap().status.success(),
@@ -921,20 +913,21 @@ fn a_retagged_base_image_is_not_a_cache_hit() {
         (Some(true), &first["tag"])
     );
     // --no-cache builds although the image exists.
-    assert_eq!(build(&["--no-cache"])["cached"], false);
+    let rebuilt = build(&["--no-cache"]);
+    assert_eq!(rebuilt["cached"], false);
     // The same name now means another image.
     docker(&["tag", &other, &base]);
     let retagged = build(&[]);
-    let mut made = vec![
-        first["tag"].as_str().unwrap().to_string(),
-        retagged["tag"].as_str().unwrap().to_string(),
-    ];
-    made.dedup();
+    // Every image this test made (the --no-cache build left the first one untagged), then the base's name.
+    let ids: Vec<&str> = [&first, &rebuilt, &retagged]
+        .iter()
+        .filter_map(|b| b["image_id"].as_str())
+        .collect();
     let _ = Command::new("docker")
-        .arg("rmi")
-        .args(&made)
-        .arg(&base)
+        .args(["rmi", "-f"])
+        .args(&ids)
         .output();
+    let _ = Command::new("docker").args(["rmi", &base]).output();
     assert_eq!(retagged["cached"], false, "{retagged}");
     assert_ne!(retagged["tag"], first["tag"]);
     assert_ne!(retagged["base_image_ids"], first["base_image_ids"]);
