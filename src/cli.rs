@@ -38,7 +38,8 @@ pub enum Command {
     /// non-root user in video and render, OCI labels.
     ///
     /// Exit codes: 0 written, 2 bad input (a value that would change the Dockerfile's meaning, an unknown
-    /// version combination with the nearest ones listed), 3 the files could not be written.
+    /// version combination with the nearest ones listed, a file -o would replace without --force), 3 the files
+    /// could not be written.
     Dockerfile(Box<DockerfileArgs>),
     /// Ask the GPU runtimes themselves (CUDA through cudarc, HIP through libamdhip64) what they see: versions,
     /// devices, and a real memory round trip (plus an NVRTC vectorAdd kernel on CUDA). Needs no Python.
@@ -49,8 +50,9 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// Build an image through the Docker Engine API and tag it `rocmenv/<stack>:<content-hash>`; an unchanged context
-    /// is a cache hit that does not run the builder. Progress goes to stderr.
+    /// Build an image through the Docker Engine API and tag it `rocmenv/<stack>:<hash>`, the hash of the context and of
+    /// the base images' ids; an unchanged context on unchanged bases is a cache hit that does not run the builder.
+    /// Progress goes to stderr.
     ///
     /// Exit codes: 0 built (or cached), 1 a build step failed, 2 bad input, 3 the daemon or a base image is unavailable.
     Build(BuildArgs),
@@ -79,13 +81,20 @@ pub enum Command {
     /// Exit codes: 0 answered, 2 bad input (a value not in the matrices, with the nearest ones listed, or a
     /// matrix file that does not validate, with its file and line).
     Matrix(MatrixArgs),
-    /// Remove containers that crashed rocmenv runs left behind (those labelled rocmenv.managed=true).
+    /// Remove containers that crashed rocmenv runs left behind (those labelled rocmenv.managed=true). A container
+    /// whose rocmenv run is still alive on this host (its owner's host, pid and start time are in its labels) is
+    /// kept, as is a running one whose owner cannot be checked (another host, or no owner labels); the others
+    /// (stopped ones, running ones whose owner is gone) are removed.
     ///
     /// Exit codes: 0 done, 3 the daemon is unreachable.
     Gc {
         /// Print the removed containers as JSON.
         #[arg(long)]
         json: bool,
+        /// Remove every labelled container, also those of live runs (running ones are killed, and their
+        /// `rocmenv run` then fails with 125).
+        #[arg(long)]
+        all: bool,
     },
     /// Print a shell completion script: `rocmenv completions bash > /etc/bash_completion.d/rocmenv`.
     Completions {
@@ -248,6 +257,10 @@ pub struct DockerfileArgs {
     /// Write Dockerfile, .dockerignore and the copied files into this directory instead of printing the Dockerfile.
     #[arg(short = 'o', long = "output", value_name = "DIR")]
     pub output: Option<PathBuf>,
+    /// With -o: replace files already in DIR that rocmenv writes (Dockerfile, .dockerignore, smoke-tests/…);
+    /// without it, an existing one is an error and nothing is written.
+    #[arg(long, requires = "output")]
+    pub force: bool,
 }
 
 /// Flags of `rocmenv env`.
@@ -282,7 +295,9 @@ pub struct EnvArgs {
 #[derive(Debug, Args)]
 pub struct DoctorArgs {
     /// Read the host from this directory instead of `/`: a tree that mirrors /proc, /sys, /dev, /etc and /opt,
-    /// such as tests/fixtures/hosts/<name>. Docker is not asked; tools are not run.
+    /// such as tests/fixtures/hosts/<name>. It needs proc/version (or proc/sys/kernel/osrelease), an os-release and
+    /// sys/bus/pci; the environment, user and tool output come from its .rocmenv/recorded.yaml. Docker is not asked;
+    /// tools are not run.
     #[arg(long, value_name = "DIR")]
     pub sysroot: Option<PathBuf>,
 
@@ -326,6 +341,15 @@ pub struct BuildArgs {
     #[arg(long, value_name = "NAME[:TAG]")]
     pub tag: Vec<String>,
 
+    /// Pull the base images (FROM) even when the daemon has them, as `docker build --pull` does, so a newer image
+    /// under the same tag is built on.
+    #[arg(long)]
+    pub pull: bool,
+
+    /// Build from scratch: take neither an existing image for the tag nor the builder's layer cache.
+    #[arg(long)]
+    pub no_cache: bool,
+
     /// Print one JSON document (tag, image id, cached, seconds) and no progress.
     #[arg(long)]
     pub json: bool,
@@ -358,7 +382,9 @@ pub struct RunArgs {
     #[arg(short = 'e', long = "env", value_name = "NAME=VALUE")]
     pub env: Vec<String>,
 
-    /// Bind-mount a host path (repeatable): HOST:CONTAINER[:ro].
+    /// Mount a host path or a named volume (repeatable), as `docker run -v`: /ABS/HOST/PATH:CONTAINER[:ro] binds an
+    /// existing host path (a missing one is an error, never created); NAME:CONTAINER[:ro] mounts the named volume.
+    /// A relative host path (./x, ~/x) is refused.
     #[arg(short = 'v', long = "volume", value_name = "HOST:CONTAINER[:ro]")]
     pub volume: Vec<String>,
 

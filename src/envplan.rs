@@ -253,6 +253,8 @@ fn plan_amd(
     let mut effective: Vec<GfxTarget> = Vec::new();
     let mut overrides: Vec<(usize, GfxTarget, String)> = Vec::new();
     let mut usable: Vec<usize> = Vec::new();
+    // Each usable device, how the user knows it, and the override it needs (None: runs natively).
+    let mut runs_as: Vec<(usize, &str, Option<GfxTarget>)> = Vec::new();
     for (i, g) in &selected {
         let Some(own) = g.gfx else {
             p.warnings.push(format!(
@@ -265,6 +267,7 @@ fn plan_amd(
             Runs::Native(t) => {
                 effective.push(t);
                 usable.push(*i);
+                runs_as.push((*i, &g.label, None));
             }
             Runs::Override {
                 own,
@@ -274,6 +277,7 @@ fn plan_amd(
             } => {
                 effective.push(to);
                 usable.push(*i);
+                runs_as.push((*i, &g.label, Some(to)));
                 let why = format!(
                     "{own} is not built by ROCm {}; it runs {to} kernels (confidence: {}{})",
                     r.version,
@@ -339,7 +343,12 @@ fn plan_amd(
                 );
             }
         } else {
-            p.warnings.push(format!("these GPUs need different overrides, and per-device HSA_OVERRIDE_GFX_VERSION_<n> needs ROCm ≥ 6.2 (this is {}): pick one GPU with --device", r.version));
+            // One process-wide override cannot serve GPUs that need different ones: no environment runs them all, so
+            // set nothing (a PYTORCH_ROCM_ARCH "after the override" without the override would be false) and fail.
+            p.unusable = true;
+            p.vars.clear();
+            p.warnings.push(no_common_override(r, &runs_as));
+            return;
         }
     }
     effective.sort();
@@ -373,6 +382,36 @@ fn plan_amd(
         names.join(";"),
         format!("newer ROCm CMake projects: {why}"),
     );
+}
+
+/// Why no single `HSA_OVERRIDE_GFX_VERSION` serves these devices on `r` (older than 6.2), with the choice per device.
+fn no_common_override(r: &RocmRelease, runs_as: &[(usize, &str, Option<GfxTarget>)]) -> String {
+    let needs: Vec<String> = runs_as
+        .iter()
+        .map(|(i, label, to)| match to {
+            Some(t) => format!(
+                "device {i} ({label}) runs only as {t} (HSA_OVERRIDE_GFX_VERSION={})",
+                t.override_value()
+            ),
+            None => format!("device {i} ({label}) runs natively and must not be overridden"),
+        })
+        .collect();
+    let choices: Vec<String> = runs_as
+        .iter()
+        .map(|(i, _, to)| match to {
+            Some(t) => format!(
+                "--device {i} (HIP_VISIBLE_DEVICES={i}, HSA_OVERRIDE_GFX_VERSION={})",
+                t.override_value()
+            ),
+            None => format!("--device {i} (HIP_VISIBLE_DEVICES={i}, no override)"),
+        })
+        .collect();
+    format!(
+        "no single HSA_OVERRIDE_GFX_VERSION serves these GPUs on ROCm {}: {}; per-device HSA_OVERRIDE_GFX_VERSION_<n> needs ROCm ≥ 6.2. Choose one: {}, or --rocm 6.2 (or newer) for per-device overrides",
+        r.version,
+        needs.join(", "),
+        choices.join(", ")
+    )
 }
 
 fn plan_nvidia(nvidia: &[(usize, &GpuInput)], device: Option<usize>, p: &mut EnvPlan) {
@@ -466,6 +505,34 @@ mod tests {
         assert_eq!(p.get("HSA_OVERRIDE_GFX_VERSION"), None);
         assert_eq!(p.get("HIP_VISIBLE_DEVICES"), Some("0,1"));
         assert_eq!(p.get("PYTORCH_ROCM_ARCH"), Some("gfx1030;gfx1100"));
+    }
+
+    /// Issue 10: gfx1031 + gfx1100 on ROCm 6.1 exported PYTORCH_ROCM_ARCH "after the override" with no override and
+    /// exited 0. No single override serves both and per-device ones need 6.2: unusable, nothing set, choices named.
+    #[test]
+    fn different_overrides_before_62_are_unusable_with_the_choice_per_device() {
+        let m = m();
+        let gpus = [amd("gfx1031", false), amd("gfx1100", false)];
+        let p = plan(&m, &gpus, m.rocm_release("6.1"), None).unwrap();
+        assert!(p.unusable);
+        assert!(p.vars.is_empty(), "{:?}", p.vars);
+        let w = p.warnings.join("\n");
+        for part in [
+            "device 0 (gfx1031) runs only as gfx1030 (HSA_OVERRIDE_GFX_VERSION=10.3.0)",
+            "device 1 (gfx1100) runs natively",
+            "HSA_OVERRIDE_GFX_VERSION_<n> needs ROCm ≥ 6.2",
+            "--device 0 (HIP_VISIBLE_DEVICES=0, HSA_OVERRIDE_GFX_VERSION=10.3.0)",
+            "--device 1 (HIP_VISIBLE_DEVICES=1, no override)",
+        ] {
+            assert!(w.contains(part), "{part}: {w}");
+        }
+        // Each choice it offers works.
+        let p = plan(&m, &gpus, m.rocm_release("6.1"), Some(0)).unwrap();
+        assert!(!p.unusable);
+        assert_eq!(p.get("HSA_OVERRIDE_GFX_VERSION"), Some("10.3.0"));
+        assert_eq!(p.get("HIP_VISIBLE_DEVICES"), Some("0"));
+        let p = plan(&m, &gpus, m.rocm_release("6.2"), None).unwrap();
+        assert_eq!(p.get("HSA_OVERRIDE_GFX_VERSION_0"), Some("10.3.0"));
     }
 
     #[test]

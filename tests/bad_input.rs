@@ -12,7 +12,25 @@ fn write(root: &Path, rel: &str, bytes: &[u8]) {
     fs::write(p, bytes).unwrap();
 }
 
+/// Adds what makes a directory a host tree (issue 10: `--sysroot` refuses one without), where the test did not
+/// write its own: an unparseable `proc/version` (so the kernel still comes from `osrelease` or nowhere), an
+/// os-release without an ID, and a `sys/bus/pci` without devices. What a test put there is left as it is.
+fn host_markers(root: &Path) {
+    let present = |rels: &[&str]| {
+        rels.iter()
+            .any(|r| fs::symlink_metadata(root.join(r)).is_ok())
+    };
+    if !present(&["proc/version", "proc/sys/kernel/osrelease"]) {
+        write(root, "proc/version", b"not a kernel\n");
+    }
+    if !present(&["etc/os-release", "usr/lib/os-release"]) {
+        write(root, "usr/lib/os-release", b"");
+    }
+    fs::create_dir_all(root.join("sys/bus/pci")).unwrap();
+}
+
 fn run(root: &Path) -> DoctorReport {
+    host_markers(root);
     build_report(&DoctorOptions {
         sysroot: Some(root.to_path_buf()),
         ..DoctorOptions::default()
@@ -26,6 +44,61 @@ fn status(r: &DoctorReport, id: &str) -> Status {
         .find(|f| f.id == id)
         .unwrap_or_else(|| panic!("{id}"))
         .status
+}
+
+/// Issue 10: an empty directory, a directory of random files and `/proc` passed as hosts ("2 passed … 0 failed").
+/// A tree without a kernel release, an os-release and the PCI bus is refused (exit 2), naming what it lacks.
+#[test]
+fn a_tree_without_the_host_markers_is_refused_naming_them() {
+    let empty = tempfile::tempdir().unwrap();
+    let random = tempfile::tempdir().unwrap();
+    write(random.path(), "notes.txt", b"hello\n");
+    write(random.path(), "a/b/c.bin", b"\x00\x01");
+    write(random.path(), "etc/hostname", b"box\n");
+    let partial = tempfile::tempdir().unwrap();
+    write(partial.path(), "usr/lib/os-release", b"ID=debian\n");
+    for (dir, missing) in [
+        (
+            empty.path(),
+            &[
+                "proc/version or /proc/sys/kernel/osrelease",
+                "etc/os-release or /usr/lib/os-release",
+                "sys/bus/pci",
+            ][..],
+        ),
+        (
+            random.path(),
+            &[
+                "proc/version or /proc/sys/kernel/osrelease",
+                "etc/os-release or /usr/lib/os-release",
+                "sys/bus/pci",
+            ][..],
+        ),
+        (
+            Path::new("/proc"),
+            &["proc/version or /proc/sys/kernel/osrelease", "sys/bus/pci"][..],
+        ),
+        (
+            partial.path(),
+            &["proc/version or /proc/sys/kernel/osrelease", "sys/bus/pci"][..],
+        ),
+    ] {
+        let e = build_report(&DoctorOptions {
+            sysroot: Some(dir.to_path_buf()),
+            ..DoctorOptions::default()
+        })
+        .err()
+        .unwrap_or_else(|| panic!("{} accepted as a host", dir.display()));
+        assert_eq!(e.exit_code(), 2, "{e}");
+        let e = e.to_string();
+        assert!(e.contains("is not a host tree"), "{e}");
+        for m in missing {
+            assert!(e.contains(&format!("/{m}")), "{m} not named: {e}");
+        }
+        if dir == partial.path() {
+            assert!(!e.contains("os-release"), "{e}");
+        }
+    }
 }
 
 #[test]
@@ -245,6 +318,7 @@ fn a_recorded_tool_path_cannot_leave_the_tree() {
         b"tools:\n  rocminfo: ../../../../etc/passwd\n",
     );
     gpu_tree(dir.path(), b"simd_count 64\ngfx_target_version 110000\nvendor_id 4098\ndevice_id 29772\nlocation_id 768\ndomain 0\n", b"0x1002\n");
+    host_markers(dir.path());
     let r = build_report(&DoctorOptions {
         sysroot: Some(dir.path().to_path_buf()),
         deep: true,
@@ -268,6 +342,7 @@ fn a_rebuild_of_a_listed_distro_warns_instead_of_failing() {
         "proc/sys/kernel/osrelease",
         b"5.14.0-427.13.1.el9_4.x86_64\n",
     );
+    host_markers(dir.path());
     let r = build_report(&DoctorOptions {
         sysroot: Some(dir.path().to_path_buf()),
         target: Some("rocm-6.2".parse().unwrap()),
@@ -375,4 +450,40 @@ fn the_captures_index_lists_what_is_there() {
             }
         }
     }
+}
+
+/// Issue 10: under --sysroot without `.rocmenv/recorded.yaml` the environment is unknown, so the checks that read it
+/// skip with the reason instead of passing ("HSA_OVERRIDE_GFX_VERSION is not set").
+#[test]
+fn environment_checks_skip_without_a_recorded_environment() {
+    let dir = tempfile::tempdir().unwrap();
+    gpu_tree(dir.path(), b"simd_count 64\ngfx_target_version 110000\nvendor_id 4098\ndevice_id 29772\nlocation_id 768\ndomain 0\n", b"0x1002\n");
+    let r = run(dir.path());
+    for id in ["env.hsa-override", "env.visible-devices"] {
+        let f = r.findings.iter().find(|f| f.id == id).unwrap();
+        assert_eq!(f.status, Status::Skip, "{id}: {}", f.summary);
+        assert!(
+            f.summary
+                .contains("the tree has no /.rocmenv/recorded.yaml"),
+            "{}",
+            f.summary
+        );
+    }
+    // A recorded file without `env:` does not know it either.
+    write(
+        dir.path(),
+        ".rocmenv/recorded.yaml",
+        b"user: {name: a, uid: 1000, gid: 1000}\n",
+    );
+    let r = run(dir.path());
+    assert_eq!(status(&r, "env.hsa-override"), Status::Skip);
+    // A recorded environment is judged.
+    write(
+        dir.path(),
+        ".rocmenv/recorded.yaml",
+        b"env: {PATH: /usr/bin}\n",
+    );
+    let r = run(dir.path());
+    assert_eq!(status(&r, "env.hsa-override"), Status::Pass);
+    assert_eq!(status(&r, "env.visible-devices"), Status::Pass);
 }

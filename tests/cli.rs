@@ -95,6 +95,27 @@ fn missing_sysroot_is_exit_2_naming_it() {
     assert_one_line_error(&o, 2, "is not a directory");
 }
 
+/// Issue 10: `doctor --sysroot` on an empty directory or on /proc exited 0. It is exit 2, one line naming what a host
+/// tree lacks; the same holds for every command that reads a tree.
+#[test]
+fn a_sysroot_that_is_not_a_host_is_exit_2_naming_what_it_lacks() {
+    let empty = tempfile::tempdir().unwrap();
+    let e = empty.path().to_str().unwrap();
+    for args in [
+        &["doctor", "--sysroot", e][..],
+        &["doctor", "--sysroot", "/proc"][..],
+        &["env", "--sysroot", e][..],
+    ] {
+        let o = rocmenv(args);
+        assert_one_line_error(
+            &o,
+            2,
+            "is not a host tree: it has no /proc/version or /proc/sys/kernel/osrelease",
+        );
+        assert!(stderr(&o).contains("/sys/bus/pci"), "{}", stderr(&o));
+    }
+}
+
 #[test]
 fn unknown_target_lists_the_nearest_releases() {
     let o = rocmenv(&[
@@ -460,6 +481,35 @@ fn unreachable_daemon_is_one_line_naming_the_endpoint() {
             assert!(stderr(&o).contains("start dockerd"), "{}", stderr(&o));
         }
     }
+}
+
+/// Issue 10: `run -v ./x:/x` and `-v '~/x:/x'` created `./x` and a literal `./~` on the host. A relative host path
+/// is a usage error (125, like `docker run`) naming the value, before any daemon is asked, and nothing is created.
+#[test]
+fn a_relative_volume_path_is_refused_and_nothing_is_created() {
+    let dir = tempfile::tempdir().unwrap();
+    for v in ["./x:/x", "~/x:/x", "sub/dir:/x"] {
+        let o = Command::new(env!("CARGO_BIN_EXE_rocmenv"))
+            .args([
+                "run",
+                "--vendor",
+                "cpu",
+                "--image",
+                "debian:12",
+                "-v",
+                v,
+                "--",
+                "true",
+            ])
+            .current_dir(dir.path())
+            // No daemon answers here: the error must come from the flag check, not from the engine.
+            .env("DOCKER_HOST", "unix:///nonexistent/docker.sock")
+            .output()
+            .expect("runs");
+        assert_one_line_error(&o, 125, &format!("--volume: `{v}`"));
+        assert!(stderr(&o).contains("not absolute"), "{}", stderr(&o));
+    }
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
 }
 
 /// Issue 10: colour follows the CLI conventions — forced by CLICOLOR_FORCE, never with NO_COLOR or on a pipe,

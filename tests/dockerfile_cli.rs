@@ -143,6 +143,45 @@ fn output_dir_gets_the_whole_context_and_no_temp_files() {
     assert!(d.contains("COPY smoke-tests/ /opt/rocmenv/smoke-tests/"));
 }
 
+/// Issue 10: `dockerfile -o DIR` replaced an existing Dockerfile and .dockerignore without a word. Now: exit 2, one
+/// line naming the file and --force, the user's file untouched; `--force` replaces.
+#[test]
+fn output_dir_refuses_to_replace_a_file_without_force() {
+    let dir = tempfile::tempdir().unwrap();
+    let ctx = dir.path();
+    std::fs::write(ctx.join("Dockerfile"), "FROM mine\n").unwrap();
+    let o = rocmenv(&["dockerfile", "--stack", "cpu", "-o", ctx.to_str().unwrap()]);
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{e}");
+    assert_eq!(e.trim_end().lines().count(), 1, "{e}");
+    assert!(
+        e.contains(&ctx.join("Dockerfile").display().to_string()) && e.contains("--force"),
+        "{e}"
+    );
+    assert!(o.stdout.is_empty());
+    assert_eq!(
+        std::fs::read_to_string(ctx.join("Dockerfile")).unwrap(),
+        "FROM mine\n"
+    );
+    assert!(!ctx.join(".dockerignore").exists());
+    let o = rocmenv(&[
+        "dockerfile",
+        "--stack",
+        "cpu",
+        "-o",
+        ctx.to_str().unwrap(),
+        "--force",
+    ]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let d = std::fs::read_to_string(ctx.join("Dockerfile")).unwrap();
+    assert!(d.contains("FROM debian:bookworm-slim"), "{d}");
+}
+
 fn walk(root: &std::path::Path) -> Vec<String> {
     let mut out = Vec::new();
     let mut stack = vec![root.to_path_buf()];

@@ -292,6 +292,50 @@ fn rtx4090_driver_535_is_too_old_for_cuda_124() {
     snapshot("rtx4090-driver-535-cuda-12.4", &r);
 }
 
+/// Issue 10: a GeForce RTX 4090 on driver 535 against ngc-24.05 got only a warning about forward compatibility,
+/// which consumer GPUs cannot use: on a GeForce it is a failure naming the GPU (data center GPUs keep the warning).
+#[test]
+fn rtx4090_driver_535_fails_ngc_2405_because_geforce_has_no_forward_compatibility() {
+    let r = doctor("rtx4090-driver-535", Some("ngc-24.05"));
+    let f = find(&r, "driver.nvidia-version", None);
+    assert_eq!(f.status, Status::Fail, "{}", f.summary);
+    assert!(
+        f.summary.contains("535.104.05")
+            && f.summary.contains("forward compatibility")
+            && f.summary.contains("NVIDIA GeForce RTX 4090"),
+        "{}",
+        f.summary
+    );
+    assert!(
+        f.fix.as_deref().unwrap_or("").contains("545"),
+        "{:?}",
+        f.fix
+    );
+    // The same host with a data center GPU (L40S) keeps the forward-compatibility warning.
+    let dir = tempfile::tempdir().unwrap();
+    let copy = std::process::Command::new("cp")
+        .arg("-a")
+        .arg(fixture("rtx4090-driver-535"))
+        .arg(dir.path().join("l40s"))
+        .status()
+        .unwrap();
+    assert!(copy.success());
+    std::fs::write(
+        dir.path()
+            .join("l40s/sys/bus/pci/devices/0000:01:00.0/device"),
+        "0x26b9\n",
+    )
+    .unwrap();
+    let r = build_report(&DoctorOptions {
+        sysroot: Some(dir.path().join("l40s")),
+        target: Some("ngc-24.05".parse().unwrap()),
+        ..DoctorOptions::default()
+    })
+    .unwrap();
+    let f = find(&r, "driver.nvidia-version", None);
+    assert_eq!(f.status, Status::Warn, "{}", f.summary);
+}
+
 #[test]
 fn wsl2_is_recognised_and_the_kernel_matrix_skipped() {
     let r = doctor("wsl2-rx6800xt", Some("rocm-6.1"));

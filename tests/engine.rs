@@ -406,10 +406,80 @@ fn gc_removes_what_a_crashed_run_left() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let o = rocmenv(&["gc"]);
     assert_eq!(o.status.code(), Some(0));
+    // The first line; `kept …` lines may follow for live runs of other processes on this daemon.
     assert_eq!(
-        String::from_utf8_lossy(&o.stdout),
-        "removed 1 container(s): rocmenv-crashed-test (created)\n"
+        String::from_utf8_lossy(&o.stdout).lines().next(),
+        Some("removed 1 container(s): rocmenv-crashed-test (created)")
     );
+    assert_no_leftovers(&d.engine);
+}
+
+/// Issue 10: `rocmenv gc` removed the running container of a live `rocmenv run`, which then died with 125 ("no such
+/// container"). gc now keeps what a live rocmenv owns and removes a running container whose owner is gone.
+#[test]
+fn gc_keeps_a_live_runs_container_and_removes_one_whose_owner_is_gone() {
+    let Some(d) = daemon("gc-live") else { return };
+    // A pid that has exited: the owner of an orphaned, still running container.
+    let mut gone = Command::new("true").spawn().expect("true runs");
+    let gone_pid = gone.id();
+    gone.wait().unwrap();
+    let host = rocmenv::engine::hostname();
+    let o = Command::new("docker")
+        .args(["run", "-d", "--label", "rocmenv.managed=true"])
+        .args(["--label", &format!("rocmenv.owner.host={host}")])
+        .args(["--label", &format!("rocmenv.owner.pid={gone_pid}")])
+        .args(["--label", "rocmenv.owner.start=1"])
+        .args(["--name", "rocmenv-owner-gone-test", BASE, "sleep", "60"])
+        .output()
+        .expect("docker run");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let child = Command::new(env!("CARGO_BIN_EXE_rocmenv"))
+        .args(["run", "--vendor", "cpu", "--image", BASE, "--"])
+        .args(["sh", "-c", "echo started; sleep 6; echo finished"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawns");
+    let live = |e: &rocmenv::engine::Engine| {
+        e.managed_containers()
+            .unwrap()
+            .into_iter()
+            .find(|c| c.owner.as_ref().is_some_and(|o| o.pid == child.id()))
+    };
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let name = loop {
+        match live(&d.engine) {
+            Some(c) if c.state == "running" => break c.name,
+            _ => assert!(Instant::now() < deadline, "the run's container never ran"),
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    let o = rocmenv(&["gc"]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "{out}");
+    assert!(
+        out.contains("removed 1 container(s): rocmenv-owner-gone-test (running)"),
+        "{out}"
+    );
+    assert!(
+        out.contains(&format!(
+            "kept {name} (running): its rocmenv run (pid {}) is still running",
+            child.id()
+        )),
+        "{out}"
+    );
+    assert!(
+        live(&d.engine).is_some(),
+        "gc removed the live run's container"
+    );
+    let o = child.wait_with_output().expect("waits");
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert_eq!(String::from_utf8_lossy(&o.stdout), "started\nfinished\n");
     assert_no_leftovers(&d.engine);
 }
 
@@ -675,5 +745,191 @@ fn a_digest_pinned_image_is_pulled_from_its_registry() {
     assert!(err.contains("127.0.0.1:5999"), "{err}");
     assert!(err.contains("could not be pulled"), "{err}");
     assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert_no_leftovers(&d.engine);
+}
+
+/// Issue 10: `run -v myvol:/data` bound a new host directory `./myvol`, and `-v /nonexistent/x:/x` created
+/// `/nonexistent/x`. A bare name is a named volume (the data outlives the container, no host directory appears);
+/// a missing host path is an error (125) naming it, and it is not created.
+#[test]
+fn volumes_are_named_volumes_or_existing_absolute_host_paths() {
+    let Some(d) = daemon("volumes") else { return };
+    let cwd = tempfile::tempdir().unwrap();
+    let vol = format!("rocmenv-test-vol-{}", rocmenv::engine::new_run_id());
+    let run = |v: &str, script: &str| {
+        Command::new(env!("CARGO_BIN_EXE_rocmenv"))
+            .args(["run", "--vendor", "cpu", "--image", BASE, "-v", v, "--"])
+            .args(["sh", "-c", script])
+            .current_dir(cwd.path())
+            .output()
+            .expect("runs")
+    };
+    let first = run(&format!("{vol}:/data"), "echo kept > /data/f");
+    let o = run(&format!("{vol}:/data:ro"), "cat /data/f");
+    // Removed before any assertion, so a failure leaves no volume behind.
+    let vol_rm = Command::new("docker").args(["volume", "rm", &vol]).output();
+    let err = |o: &std::process::Output| String::from_utf8_lossy(&o.stderr).into_owned();
+    assert_eq!(first.status.code(), Some(0), "{}", err(&first));
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    assert_eq!(String::from_utf8_lossy(&o.stdout), "kept\n");
+    assert!(
+        vol_rm.unwrap().status.success(),
+        "the named volume {vol} was not made"
+    );
+    assert_eq!(
+        std::fs::read_dir(cwd.path()).unwrap().count(),
+        0,
+        "a host directory appeared"
+    );
+
+    let missing = cwd.path().join("not-there/x");
+    let o = run(&format!("{}:/x", missing.display()), "true");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(125), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(err.contains(&missing.display().to_string()), "{err}");
+    assert!(
+        !cwd.path().join("not-there").exists(),
+        "the missing host path was created"
+    );
+    // An existing absolute path is bound as before.
+    std::fs::write(cwd.path().join("in.txt"), "host\n").unwrap();
+    let o = run(
+        &format!("{}:/in:ro", cwd.path().display()),
+        "cat /in/in.txt",
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&o.stdout),
+        "host\n",
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert_no_leftovers(&d.engine);
+}
+
+/// Issue 10: `--result /etc` wrote an empty file `./etc` (the first file inside the directory's archive), and a
+/// `--result` the workload never wrote exited 0. A directory is refused and a missing file is a failed run (125),
+/// each one line naming the path, nothing written; a symbolic link is followed to its file.
+#[test]
+fn a_missing_or_directory_result_fails_naming_it() {
+    let Some(d) = daemon("result-errors") else {
+        return;
+    };
+    let cwd = tempfile::tempdir().unwrap();
+    let run = |result: &str, script: &str| {
+        Command::new(env!("CARGO_BIN_EXE_rocmenv"))
+            .args([
+                "run", "--vendor", "cpu", "--image", BASE, "--result", result,
+            ])
+            .args(["--", "sh", "-c", script])
+            .current_dir(cwd.path())
+            .output()
+            .expect("runs")
+    };
+    for (result, why) in [
+        ("/etc", "is a directory in the container"),
+        ("/never-written.json", "does not exist in the container"),
+    ] {
+        let o = run(result, "true");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(125), "{result}: {err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+        assert!(
+            err.starts_with(&format!("rocmenv: --result {result}: {why}")),
+            "{err}"
+        );
+    }
+    assert_eq!(
+        std::fs::read_dir(cwd.path()).unwrap().count(),
+        0,
+        "a file was written"
+    );
+    // A failing command keeps its own exit code; the missing result is still named.
+    let o = run("/never-written.json", "exit 3");
+    assert_eq!(o.status.code(), Some(3));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("/never-written.json"));
+    // A link to the file the command wrote is followed.
+    let o = run(
+        "/r.json",
+        "echo linked > /tmp/real.json; ln -s tmp/real.json /r.json",
+    );
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert_eq!(
+        std::fs::read_to_string(cwd.path().join("r.json")).unwrap(),
+        "linked\n"
+    );
+    assert_no_leftovers(&d.engine);
+}
+
+/// Issue 10: after the base image changed under the same tag (`FROM` retagged to another image), `build` said
+/// "cached" and kept the old image, where `docker build` rebuilds. The tag's hash now includes the base image's id;
+/// `--no-cache` rebuilds even then.
+#[test]
+fn a_retagged_base_image_is_not_a_cache_hit() {
+    let Some(d) = daemon("retagged-base") else {
+        return;
+    };
+    let other = python_image(&d.engine);
+    let nonce = rocmenv::engine::new_run_id();
+    let base = format!("rocmenv-test/retag-{nonce}:1");
+    let docker = |args: &[&str]| {
+        let o = Command::new("docker").args(args).output().expect("docker");
+        assert!(
+            o.status.success(),
+            "docker {args:?}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    };
+    docker(&["tag", BASE, &base]);
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("Dockerfile"),
+        format!("FROM {base}\nRUN echo {nonce} > /built\n"),
+    )
+    .unwrap();
+    let ctx = dir.path().to_str().unwrap();
+    let build = |extra: &[&str]| {
+        let mut args = vec!["build", "--json", "--context", ctx];
+        args.extend_from_slice(extra);
+        let o = rocmenv(&args);
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        serde_json::from_slice::<serde_json::Value>(&o.stdout).expect("one JSON document")
+    };
+    let first = build(&[]);
+    assert_eq!(first["cached"], false);
+    let again = build(&[]);
+    assert_eq!(
+        (again["cached"].as_bool(), &again["tag"]),
+        (Some(true), &first["tag"])
+    );
+    // --no-cache builds although the image exists.
+    let rebuilt = build(&["--no-cache"]);
+    assert_eq!(rebuilt["cached"], false);
+    // The same name now means another image.
+    docker(&["tag", &other, &base]);
+    let retagged = build(&[]);
+    // Every image this test made (the --no-cache build left the first one untagged), then the base's name.
+    let ids: Vec<&str> = [&first, &rebuilt, &retagged]
+        .iter()
+        .filter_map(|b| b["image_id"].as_str())
+        .collect();
+    let _ = Command::new("docker")
+        .args(["rmi", "-f"])
+        .args(&ids)
+        .output();
+    let _ = Command::new("docker").args(["rmi", &base]).output();
+    assert_eq!(retagged["cached"], false, "{retagged}");
+    assert_ne!(retagged["tag"], first["tag"]);
+    assert_ne!(retagged["base_image_ids"], first["base_image_ids"]);
     assert_no_leftovers(&d.engine);
 }

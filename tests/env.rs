@@ -231,6 +231,24 @@ fn a_gpu_that_cannot_run_is_exit_1_with_a_warning() {
     assert!(!stdout(&o).contains("HSA_OVERRIDE"));
 }
 
+/// Issue 10: `env --gfx gfx1031 --gfx gfx1100 --rocm 6.1` exited 0 exporting targets "after the override" with no
+/// override. Exit 1, nothing exported, the per-device choice on stderr.
+#[test]
+fn gpus_needing_different_overrides_before_rocm_62_are_exit_1_with_the_choice() {
+    let o = rocmenv(&[
+        "env", "--gfx", "gfx1031", "--gfx", "gfx1100", "--rocm", "6.1",
+    ]);
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{e}");
+    assert!(o.stdout.is_empty(), "{}", stdout(&o));
+    assert!(
+        e.contains("no single HSA_OVERRIDE_GFX_VERSION serves these GPUs on ROCm 6.1")
+            && e.contains("--device 0 (HIP_VISIBLE_DEVICES=0, HSA_OVERRIDE_GFX_VERSION=10.3.0)")
+            && e.contains("--device 1 (HIP_VISIBLE_DEVICES=1, no override)"),
+        "{e}"
+    );
+}
+
 #[test]
 fn no_gpu_on_the_host_is_exit_1() {
     let o = rocmenv(&["env", "--sysroot", &fixture("no-gpu-debian12")]);

@@ -201,6 +201,20 @@ fn nvidia(cx: &Context) -> Finding {
             .iter()
             .find(|b| b.branch() == have.branch() && have >= **b)
         {
+            // NVIDIA: forward compatibility is for data center GPUs and select NGC-ready RTX SKUs only, never GeForce
+            // (https://docs.nvidia.com/deploy/cuda-compatibility/forward-compatibility.html); on one the container's
+            // CUDA fails with cudaErrorCompatNotSupportedOnDevice.
+            let consumer: Vec<String> = cx
+                .facts
+                .nvidia_gpus()
+                .filter_map(|g| g.name.clone())
+                .filter(|n| is_consumer_nvidia(n))
+                .collect();
+            if !consumer.is_empty() {
+                return Finding::new(ID, AREA, Status::Fail, format!("NVIDIA driver {have} is too old for {what}, which needs ≥ {need}; forward compatibility, which lets branch R{} run it on data center GPUs, does not work on {}", have.branch(), consumer.join(", ")))
+                    .detail("NVIDIA supports forward compatibility (the cuda-compat package) only on data center GPUs and select NGC Server Ready RTX SKUs; on a GeForce the container's CUDA fails with cudaErrorCompatNotSupportedOnDevice")
+                    .fix(format!("upgrade the NVIDIA driver to {need} or newer (branch R{}+), or target an older release", need.branch()));
+            }
             return Finding::new(ID, AREA, Status::Warn, format!("NVIDIA driver {have} is older than {what} needs ({need}), but branch R{} ≥ {b} runs it on datacenter GPUs through forward compatibility", have.branch()))
                 .detail("consumer GPUs cannot use forward compatibility")
                 .fix(format!("upgrade the driver to ≥ {need} to drop the compatibility layer"));
@@ -232,4 +246,10 @@ fn nvidia(cx: &Context) -> Finding {
         f = f.detail(format!("CUDA {}.x minor-version compatibility (≥ {}) may run some applications, but not PTX JIT or newer driver APIs", c.version.major(), fam.min_driver));
     }
     f
+}
+
+/// A consumer (GeForce or TITAN) NVIDIA GPU, by its marketing name: these cannot use CUDA forward compatibility.
+pub(crate) fn is_consumer_nvidia(name: &str) -> bool {
+    let n = name.to_ascii_lowercase();
+    n.contains("geforce") || n.contains("titan")
 }

@@ -9,6 +9,25 @@ use crate::version::Version;
 const AREA: &str = "environment";
 
 pub(super) fn check(cx: &Context) -> Vec<Finding> {
+    // An environment that was not recorded is unknown, not empty: nothing set would be a false pass.
+    if let Some(why) = cx.facts.why_unavailable("env") {
+        return vec![
+            Finding::new(
+                "env.hsa-override",
+                AREA,
+                Status::Skip,
+                format!("HSA_OVERRIDE_GFX_VERSION not checked: the environment is unknown ({why})"),
+            ),
+            Finding::new(
+                "env.visible-devices",
+                AREA,
+                Status::Skip,
+                format!(
+                    "visible-devices variables not checked: the environment is unknown ({why})"
+                ),
+            ),
+        ];
+    }
     vec![hsa_override(cx), visible_devices(cx)]
 }
 

@@ -48,7 +48,13 @@ pub fn exec(
     };
     let engine = Engine::connect_default()?;
     let mut progress = BuildProgress::new(a.json, terminal, err);
-    let res = engine::build_context(&engine, &ctx, stack, &a.tag, &mut |ev| progress.event(&ev));
+    let flags = engine::BuildFlags {
+        pull: a.pull,
+        no_cache: a.no_cache,
+    };
+    let res = engine::build_context(&engine, &ctx, stack, &a.tag, flags, &mut |ev| {
+        progress.event(&ev)
+    });
     progress.finish();
     let outcome = res?;
     write_outcome(&outcome, a.json, out).map_err(Error::Output)?;

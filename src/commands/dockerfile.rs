@@ -148,7 +148,7 @@ pub fn exec(
     let rendered = render(&o, err)?;
     match a.output.as_deref() {
         Some(d) => {
-            dockerfile::write_context(&rendered, d)?;
+            dockerfile::write_context(&rendered, d, a.force)?;
             // The Dockerfile plus every other context file (.dockerignore, smoke-tests/…).
             let count = 1 + rendered.files.len();
             writeln!(

@@ -1,31 +1,46 @@
-//! `rocmenv gc`: remove the containers crashed rocmenv runs left behind.
+//! `rocmenv gc`: remove the containers crashed rocmenv runs left behind, keeping those of live runs.
 
-use crate::engine::Engine;
+use crate::engine::{Engine, GcOutcome};
 use crate::error::Error;
 use std::io::Write;
 
-/// Runs `rocmenv gc`: removes leftover managed containers and lists them on `out`.
-pub fn exec(json: bool, out: &mut dyn Write) -> Result<i32, Error> {
+/// Runs `rocmenv gc` (`--all`: every labelled container, live runs' too) and lists what it did on `out`.
+pub fn exec(json: bool, all: bool, out: &mut dyn Write) -> Result<i32, Error> {
     let engine = Engine::connect_default()?;
-    let removed = engine.gc()?;
+    let outcome = engine.gc(all)?;
     let res = if json {
-        serde_json::to_string_pretty(&removed)
+        serde_json::to_string_pretty(&outcome.removed)
             .map_err(std::io::Error::other)
             .and_then(|d| writeln!(out, "{d}"))
-    } else if removed.is_empty() {
-        writeln!(out, "no leftover rocmenv containers")
     } else {
-        let names: Vec<String> = removed
+        write_human(&outcome, out)
+    };
+    super::written(res)?;
+    Ok(0)
+}
+
+fn write_human(o: &GcOutcome, out: &mut dyn Write) -> std::io::Result<()> {
+    if o.removed.is_empty() {
+        writeln!(out, "no leftover rocmenv containers")?;
+    } else {
+        let names: Vec<String> = o
+            .removed
             .iter()
             .map(|c| format!("{} ({})", c.name, c.state))
             .collect();
         writeln!(
             out,
             "removed {} container(s): {}",
-            removed.len(),
+            o.removed.len(),
             names.join(", ")
-        )
-    };
-    res.map_err(Error::Output)?;
-    Ok(0)
+        )?;
+    }
+    for k in &o.kept {
+        writeln!(
+            out,
+            "kept {} ({}): {} (rocmenv gc --all removes it)",
+            k.container.name, k.container.state, k.why
+        )?;
+    }
+    Ok(())
 }

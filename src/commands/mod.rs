@@ -49,7 +49,7 @@ pub fn dispatch(cli: Cli) -> Result<i32, Error> {
             &mut std::io::stderr(),
         ),
         Command::Matrix(a) => matrix::exec(a, matrices, &mut out),
-        Command::Gc { json } => gc::exec(json, &mut out),
+        Command::Gc { json, all } => gc::exec(json, all, &mut out),
         Command::Completions { shell } => completions::exec(shell, &mut out),
     };
     // The library names the field a value was for; here it becomes the flag the user typed.

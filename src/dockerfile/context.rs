@@ -8,11 +8,11 @@ use std::path::{Component, Path, PathBuf};
 
 /// Writes `Dockerfile`, `.dockerignore` and the other context files into `dir`, creating it if missing.
 ///
-/// Each file goes to `<name>.tmp` first and is renamed into place, so an error or Ctrl-C leaves
-/// either the old file or the new one; files rocmenv did not write are left alone.
-pub fn write_context(rendered: &Rendered, dir: &Path) -> Result<(), Error> {
+/// A file already there is a user's work: unless `force`, nothing is written and the error names the first file
+/// that would be replaced. Each file goes to a hidden temp file first and is renamed into place, so an error or
+/// Ctrl-C leaves either the old file or the new one; files rocmenv does not write are left alone.
+pub fn write_context(rendered: &Rendered, dir: &Path, force: bool) -> Result<(), Error> {
     let io = |path: &Path, what: &'static str, e: std::io::Error| Error::io(what, path, e);
-    fs::create_dir_all(dir).map_err(|e| io(dir, "create", e))?;
     let mut all: Vec<(PathBuf, &[u8])> =
         vec![(PathBuf::from("Dockerfile"), rendered.dockerfile.as_bytes())];
     all.extend(
@@ -21,7 +21,7 @@ pub fn write_context(rendered: &Rendered, dir: &Path) -> Result<(), Error> {
             .iter()
             .map(|(p, b)| (p.clone(), b.as_slice())),
     );
-    for (rel, bytes) in all {
+    for (rel, _) in &all {
         // Context paths come from our own templates; refuse anything that would escape `dir`.
         if !rel.components().all(|c| matches!(c, Component::Normal(_))) {
             return Err(Error::Environment(format!(
@@ -30,12 +30,27 @@ pub fn write_context(rendered: &Rendered, dir: &Path) -> Result<(), Error> {
                 dir.display()
             )));
         }
+        let path = dir.join(rel);
+        if !force && fs::symlink_metadata(&path).is_ok() {
+            return Err(Error::usage(
+                "output",
+                format!(
+                    "{} already exists; add --force to replace it (and the other files rocmenv writes there)",
+                    path.display()
+                ),
+            ));
+        }
+    }
+    fs::create_dir_all(dir).map_err(|e| io(dir, "create", e))?;
+    for (rel, bytes) in all {
         let path = dir.join(&rel);
         if let Some(parent) = path.parent() {
             fs::create_dir_all(parent).map_err(|e| io(parent, "create", e))?;
         }
-        let mut tmp_name = path.file_name().unwrap_or_default().to_os_string();
-        tmp_name.push(".tmp");
+        // A hidden name of our own, so the temp file cannot be a user's `Dockerfile.tmp`.
+        let mut tmp_name = std::ffi::OsString::from(".");
+        tmp_name.push(path.file_name().unwrap_or_default());
+        tmp_name.push(format!(".rocmenv-{}.tmp", std::process::id()));
         let tmp = path.with_file_name(tmp_name);
         let result = (|| {
             let mut f = fs::File::create(&tmp)?;

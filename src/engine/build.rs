@@ -4,7 +4,7 @@
 use super::connect::{describe, Engine};
 use super::context::{base_images, BuildContext};
 use super::events::BuildEvent;
-use super::image::ensure_image;
+use super::image::{ensure_image, pull_image};
 use super::signals::StopSignals;
 use crate::error::Error;
 use crate::image_ref::ImageRef;
@@ -34,8 +34,19 @@ pub struct BuildOutcome {
     pub cached: bool,
     /// The hash of the context.
     pub context_hash: String,
+    /// The ids of the base images (`FROM`) the tag's hash includes, in `FROM` order.
+    pub base_image_ids: Vec<String>,
     /// Wall time of the whole command in seconds.
     pub seconds: f64,
+}
+
+/// How a build treats what the daemon already has, as `docker build` has them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct BuildFlags {
+    /// `--pull`: pull every base image even when the daemon has it, so a newer one under the same tag is used.
+    pub pull: bool,
+    /// `--no-cache`: neither take an existing image for the tag nor the builder's layer cache.
+    pub no_cache: bool,
 }
 
 /// Builds rendered files (`files` holds `Dockerfile`) as `rocmenv/<stack>:<hash>`, plus `tags`.
@@ -47,45 +58,68 @@ pub fn build_files(
     on_event: &mut dyn FnMut(BuildEvent),
 ) -> Result<BuildOutcome, Error> {
     let ctx = BuildContext::from_files(files, None)?;
-    build_context(engine, &ctx, stack, tags, on_event)
+    build_context(engine, &ctx, stack, tags, BuildFlags::default(), on_event)
 }
 
-/// The content tag of a context: `rocmenv/<stack>:<hash>`.
-pub fn content_tag(ctx: &BuildContext, stack: &str) -> String {
-    format!("rocmenv/{stack}:{}", ctx.content_hash())
+/// The content tag of a context built on these base image ids: `rocmenv/<stack>:<hash>`.
+pub fn content_tag(ctx: &BuildContext, stack: &str, base_ids: &[String]) -> String {
+    format!("rocmenv/{stack}:{}", ctx.tag_hash(base_ids))
 }
 
-/// Builds a context as `rocmenv/<stack>:<hash>`, plus `tags`; an existing image for the same hash is a cache hit.
+/// Builds a context as `rocmenv/<stack>:<hash>`, plus `tags`. The hash covers the context and the ids of its base
+/// images (made present first), so an existing image for it is a cache hit only while the bases are unchanged.
 pub fn build_context(
     engine: &Engine,
     ctx: &BuildContext,
     stack: &str,
     tags: &[String],
+    flags: BuildFlags,
     on_event: &mut dyn FnMut(BuildEvent),
 ) -> Result<BuildOutcome, Error> {
     let start = Instant::now();
-    let tag = content_tag(ctx, stack);
     let d = &engine.docker;
     let mut outcome = BuildOutcome {
-        tag: tag.clone(),
-        tags: vec![tag.clone()],
+        tag: String::new(),
+        tags: Vec::new(),
         image_id: None,
         cached: false,
         context_hash: ctx.content_hash(),
+        base_image_ids: Vec::new(),
         seconds: 0.0,
     };
     // The container of the step running now, so a Ctrl-C can remove it instead of trusting the daemon to.
     let running: RefCell<Option<String>> = RefCell::new(None);
+    // Known before the work starts, for the message when a signal cancels it.
+    let current_tag = RefCell::new(content_tag(ctx, stack, &[]));
     let work = async {
-        if let Ok(img) = d.inspect_image(&tag).await {
+        for base in base_images(&ctx.dockerfile()) {
+            if flags.pull {
+                pull_image(engine, &base, on_event).await?;
+            } else {
+                ensure_image(engine, &base, on_event).await?;
+            }
+            let id = d
+                .inspect_image(&base)
+                .await
+                .map_err(|e| Error::Engine(format!("cannot inspect {base}: {}", describe(&e))))?
+                .id
+                .unwrap_or_default();
+            outcome.base_image_ids.push(id);
+        }
+        let tag = content_tag(ctx, stack, &outcome.base_image_ids);
+        *current_tag.borrow_mut() = tag.clone();
+        outcome.tag = tag.clone();
+        outcome.tags = vec![tag.clone()];
+        let existing = match flags.no_cache {
+            true => None,
+            false => d.inspect_image(&tag).await.ok(),
+        };
+        if let Some(img) = existing {
             on_event(BuildEvent::CacheHit { tag: tag.clone() });
             outcome.cached = true;
             outcome.image_id = img.id;
         } else {
-            for base in base_images(&ctx.dockerfile()) {
-                ensure_image(engine, &base, on_event).await?;
-            }
-            let said = run_build(engine, ctx, stack, &tag, on_event, &running).await?;
+            let said = run_build(engine, ctx, stack, &tag, flags, on_event, &running).await?;
             // The classic builder prints a short id; the store has the full one.
             outcome.image_id = d.inspect_image(&tag).await.ok().and_then(|i| i.id).or(said);
         }
@@ -112,6 +146,7 @@ pub fn build_context(
             r = work => return r,
             s = signals.recv() => s,
         };
+        let tag = current_tag.borrow().clone();
         let mut what = format!("the build of {tag} was cancelled");
         let step_container = running.borrow_mut().take();
         if let Some(id) = step_container {
@@ -192,6 +227,7 @@ async fn run_build(
     ctx: &BuildContext,
     stack: &str,
     tag: &str,
+    flags: BuildFlags,
     on_event: &mut dyn FnMut(BuildEvent),
     running: &RefCell<Option<String>>,
 ) -> Result<Option<String>, Error> {
@@ -204,6 +240,7 @@ async fn run_build(
         .t(tag)
         .rm(true)
         .forcerm(true)
+        .nocache(flags.no_cache)
         .labels(&labels)
         .build();
     let body = bollard::body_full(ctx.to_tar()?.into());

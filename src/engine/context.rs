@@ -121,6 +121,25 @@ impl BuildContext {
             .collect()
     }
 
+    /// The hash in the image tag: the context's content and the ids of the base images it was built on, so a base
+    /// retagged to another image under the same name makes another tag (and a rebuild).
+    pub fn tag_hash(&self, base_ids: &[String]) -> String {
+        if base_ids.is_empty() {
+            return self.content_hash();
+        }
+        let mut h = Sha256::new();
+        h.update(self.content_hash().as_bytes());
+        for id in base_ids {
+            h.update((id.len() as u64).to_le_bytes());
+            h.update(id.as_bytes());
+        }
+        h.finalize()
+            .iter()
+            .take(6)
+            .map(|b| format!("{b:02x}"))
+            .collect()
+    }
+
     /// The context as an uncompressed tar, with fixed owners and times so it is reproducible.
     pub fn to_tar(&self) -> Result<Vec<u8>, Error> {
         let mut b = tar::Builder::new(Vec::new());

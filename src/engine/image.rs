@@ -30,6 +30,17 @@ pub(crate) async fn ensure_image(
             )))
         }
     }
+    pull_image(engine, image, on_event).await
+}
+
+/// Pulls `image` from its registry, also when the daemon has it (`build --pull`); without a registry, says how to
+/// provide it.
+pub(crate) async fn pull_image(
+    engine: &Engine,
+    image: &str,
+    on_event: &mut dyn FnMut(BuildEvent),
+) -> Result<(), Error> {
+    let d = &engine.docker;
     on_event(BuildEvent::Pulling {
         image: image.to_string(),
     });

@@ -9,11 +9,12 @@ mod dockerignore;
 mod events;
 mod gc;
 mod image;
+mod owner;
 mod print;
 mod run;
 mod signals;
 
-pub use build::{build_context, build_files, content_tag, BuildOutcome};
+pub use build::{build_context, build_files, content_tag, BuildFlags, BuildOutcome};
 pub use connect::{
     docker_status, endpoint_from_env, resolve_endpoint, DockerInfo, DockerStatus, Engine,
     DEFAULT_SOCKET,
@@ -22,9 +23,11 @@ pub use context::{base_images, BuildContext};
 pub use devices::{device_map, shm_size, video_render_gids, DeviceMap, DeviceVendor, GpuRequest};
 pub use dockerignore::DockerIgnore;
 pub use events::BuildEvent;
-pub use gc::Leftover;
+pub use gc::{keep_reason, GcOutcome, Kept, Leftover};
+pub use owner::{hostname, liveness, Liveness, Owner};
 pub use print::docker_run_line;
 pub use run::{
-    new_run_id, Mount, OutputStream, RunOutcome, RunSpec, Upload, MANAGED_LABEL, RUN_ID_LABEL,
+    new_run_id, Mount, MountKind, OutputStream, RunOutcome, RunSpec, Upload, MANAGED_LABEL,
+    RUN_ID_LABEL,
 };
 pub(crate) use signals::StopSignals;

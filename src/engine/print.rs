@@ -55,7 +55,7 @@ pub fn docker_run_line(spec: &RunSpec) -> String {
         let ro = if b.read_only { ":ro" } else { "" };
         a.push(format!(
             "-v {}",
-            word(&format!("{}:{}{ro}", b.host, b.container))
+            word(&format!("{}:{}{ro}", b.source, b.container))
         ));
     }
     a.push(word(&spec.image));

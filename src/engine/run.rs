@@ -4,6 +4,7 @@
 use super::connect::{describe, Engine};
 use super::devices::DeviceMap;
 use super::image::ensure_image;
+use super::owner::Owner;
 use super::signals::StopSignals;
 use crate::error::{Error, StopSignal, EXIT_RUN_FAILED, EXIT_TIMEOUT};
 use bollard::models::{ContainerCreateBody, DeviceMapping, DeviceRequest, HostConfig};
@@ -24,12 +25,24 @@ pub const RUN_ID_LABEL: &str = "rocmenv.run-id";
 /// The outcome keeps at most this much of the output (the tail), so a chatty workload cannot exhaust memory.
 const MAX_KEPT_LOG: usize = 8 << 20;
 
-/// A host path mounted into the container.
+/// What a mount's source is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MountKind {
+    /// An absolute host path; the daemon refuses one that does not exist (it never creates it).
+    Bind,
+    /// A named volume; the daemon creates it on first use.
+    Volume,
+}
+
+/// A host path or a named volume mounted into the container.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Mount {
-    /// Host path (absolute).
-    pub host: String,
-    /// Path inside the container.
+    /// Bind or named volume.
+    pub kind: MountKind,
+    /// The host path (absolute) or the volume's name.
+    pub source: String,
+    /// Path inside the container (absolute).
     pub container: String,
     /// Mounted read-only.
     pub read_only: bool,
@@ -44,7 +57,7 @@ pub struct RunSpec {
     pub command: Vec<String>,
     /// Environment variables.
     pub env: Vec<(String, String)>,
-    /// Bind mounts.
+    /// Bind mounts and named volumes.
     pub mounts: Vec<Mount>,
     /// Killed after this long.
     pub timeout: Option<Duration>,
@@ -98,6 +111,8 @@ pub struct RunOutcome {
     /// The result file's bytes, when `result_path` was set and the file exists.
     #[serde(skip)]
     pub result_file: Option<Vec<u8>>,
+    /// Why `result_path` could not be copied out (`does not exist in the container`, …), when it was set and not copied.
+    pub result_error: Option<String>,
     /// The container's id (it has been removed).
     pub container_id: String,
 }
@@ -149,19 +164,22 @@ fn host_config(spec: &RunSpec) -> HostConfig {
         security_opt: some(m.security_opt.clone()),
         ipc_mode: m.ipc_host.then(|| "host".to_string()),
         shm_size: (!m.ipc_host).then_some(m.shm_size as i64),
-        binds: some(
+        // Mounts, not binds: a bind whose host path is missing is an error instead of a new empty directory.
+        mounts: (!spec.mounts.is_empty()).then(|| {
             spec.mounts
                 .iter()
-                .map(|b| {
-                    format!(
-                        "{}:{}{}",
-                        b.host,
-                        b.container,
-                        if b.read_only { ":ro" } else { "" }
-                    )
+                .map(|m| bollard::models::Mount {
+                    typ: Some(match m.kind {
+                        MountKind::Bind => bollard::models::MountType::BIND,
+                        MountKind::Volume => bollard::models::MountType::VOLUME,
+                    }),
+                    source: Some(m.source.clone()),
+                    target: Some(m.container.clone()),
+                    read_only: m.read_only.then_some(true),
+                    ..Default::default()
                 })
-                .collect(),
-        ),
+                .collect()
+        }),
         memory: spec.memory.map(|b| b as i64),
         memory_swap: spec.memory.map(|b| b as i64),
         ..Default::default()
@@ -195,14 +213,17 @@ impl Engine {
 
     async fn create(&self, spec: &RunSpec) -> Result<String, Error> {
         let run_id = new_run_id();
+        let mut labels = HashMap::from([
+            (MANAGED_LABEL.to_string(), "true".to_string()),
+            (RUN_ID_LABEL.to_string(), run_id.clone()),
+        ]);
+        // `rocmenv gc` keeps the containers whose owner still runs.
+        labels.extend(Owner::current().iter().flat_map(Owner::labels));
         let body = ContainerCreateBody {
             image: Some(spec.image.clone()),
             cmd: (!spec.command.is_empty()).then(|| spec.command.clone()),
             env: Some(spec.env.iter().map(|(k, v)| format!("{k}={v}")).collect()),
-            labels: Some(HashMap::from([
-                (MANAGED_LABEL.to_string(), "true".to_string()),
-                (RUN_ID_LABEL.to_string(), run_id.clone()),
-            ])),
+            labels: Some(labels),
             attach_stdout: Some(true),
             attach_stderr: Some(true),
             host_config: Some(host_config(spec)),
@@ -245,6 +266,7 @@ impl Engine {
             interrupted: None,
             logs: Vec::new(),
             result_file: None,
+            result_error: None,
             container_id: id.to_string(),
         };
         let engine_err = |what: &str, e: bollard::errors::Error| {
@@ -321,32 +343,82 @@ impl Engine {
             out.oom_killed = state.and_then(|s| s.oom_killed).unwrap_or(false);
         }
         if let Some(path) = &spec.result_path {
-            out.result_file = self.copy_out(id, path).await;
+            match self.copy_out(id, path).await {
+                Ok(data) => out.result_file = Some(data),
+                Err(why) => out.result_error = Some(why),
+            }
         }
         Ok(out)
     }
 
-    /// The first regular file in the archive the daemon returns for `path`, or `None` when it does not exist.
-    async fn copy_out(&self, id: &str, path: &str) -> Option<Vec<u8>> {
-        let opts = DownloadFromContainerOptionsBuilder::new()
-            .path(path)
-            .build();
-        let mut s = self.docker.download_from_container(id, Some(opts));
-        let mut archive = Vec::new();
-        while let Some(chunk) = s.next().await {
-            archive.extend_from_slice(&chunk.ok()?);
-        }
-        let mut a = tar::Archive::new(archive.as_slice());
-        for entry in a.entries().ok()? {
-            let mut e = entry.ok()?;
-            if e.header().entry_type().is_file() {
-                let mut data = Vec::new();
-                std::io::Read::read_to_end(&mut e, &mut data).ok()?;
-                return Some(data);
+    /// The contents of the regular file at `path` (symbolic links followed), or why there is none.
+    async fn copy_out(&self, id: &str, path: &str) -> Result<Vec<u8>, String> {
+        let mut path = path.to_string();
+        // A few hops, so a link cycle ends.
+        for _ in 0..8 {
+            let opts = DownloadFromContainerOptionsBuilder::new()
+                .path(&path)
+                .build();
+            let mut s = self.docker.download_from_container(id, Some(opts));
+            let mut archive = Vec::new();
+            while let Some(chunk) = s.next().await {
+                match chunk {
+                    Ok(c) => archive.extend_from_slice(&c),
+                    Err(bollard::errors::Error::DockerResponseServerError {
+                        status_code: 404,
+                        ..
+                    }) => return Err("does not exist in the container".into()),
+                    Err(e) => return Err(format!("could not be read: {}", describe(&e))),
+                }
+            }
+            match archived_file(&archive)? {
+                Archived::File(data) => return Ok(data),
+                Archived::Link(target) => path = resolve_link(&path, &target),
             }
         }
-        None
+        Err("is a chain of symbolic links too long to follow".into())
     }
+}
+
+/// The first entry of an archive the daemon returns for one path: that path itself.
+enum Archived {
+    /// A regular file's contents.
+    File(Vec<u8>),
+    /// A symbolic link's target.
+    Link(String),
+}
+
+/// Reads the entry for the path itself (the first one); a directory or another kind is refused by name.
+fn archived_file(archive: &[u8]) -> Result<Archived, String> {
+    let unreadable = |e: std::io::Error| format!("came back as an unreadable archive: {e}");
+    let mut a = tar::Archive::new(archive);
+    let mut entries = a.entries().map_err(unreadable)?;
+    let mut e = match entries.next() {
+        Some(e) => e.map_err(unreadable)?,
+        None => return Err("does not exist in the container".into()),
+    };
+    let kind = e.header().entry_type();
+    if kind.is_file() {
+        let mut data = Vec::new();
+        std::io::Read::read_to_end(&mut e, &mut data).map_err(unreadable)?;
+        Ok(Archived::File(data))
+    } else if kind.is_symlink() {
+        let target = e.link_name().map_err(unreadable)?.unwrap_or_default();
+        Ok(Archived::Link(target.to_string_lossy().into_owned()))
+    } else if kind.is_dir() {
+        Err("is a directory in the container; name a file the command writes".into())
+    } else {
+        Err("is not a regular file in the container".into())
+    }
+}
+
+/// Where the link at `path` points: an absolute target as is, a relative one from the link's directory.
+fn resolve_link(path: &str, target: &str) -> String {
+    if target.starts_with('/') {
+        return target.to_string();
+    }
+    let dir = path.rsplit_once('/').map_or("", |(d, _)| d);
+    format!("{dir}/{target}")
 }
 
 /// Files as one tar archive, the form the daemon's archive endpoint takes; a name with `/` creates its

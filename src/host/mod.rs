@@ -12,13 +12,18 @@ pub use session::{
     Identity, LiveSession, NodeMeta, RecordedSession, Session, ToolRun, RECORDED_FILE,
 };
 
-/// Opens the host a command reads: the running one, or a tree under `sysroot` with its recorded facts.
+/// Opens the host a command reads: the running one, or a tree under `sysroot` (refused when it lacks the files
+/// every host has) with its recorded facts.
 pub fn open(
     sysroot: Option<&std::path::Path>,
     tool_timeout: std::time::Duration,
 ) -> Result<(HostRoot, Box<dyn Session>), crate::error::Error> {
     let root = match sysroot {
-        Some(p) => HostRoot::sysroot(p)?,
+        Some(p) => {
+            let root = HostRoot::sysroot(p)?;
+            root.check_host_tree()?;
+            root
+        }
         None => HostRoot::live(),
     };
     let session: Box<dyn Session> = if root.is_live() {

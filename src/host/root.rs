@@ -63,6 +63,37 @@ impl HostRoot {
         })
     }
 
+    /// The files a host tree cannot lack, each as alternatives: a kernel release, an os-release and the PCI bus.
+    pub const HOST_MARKERS: [&'static [&'static str]; 3] = [
+        &["/proc/version", "/proc/sys/kernel/osrelease"],
+        &["/etc/os-release", "/usr/lib/os-release"],
+        &["/sys/bus/pci"],
+    ];
+
+    /// Refuses a tree that is not a host (an empty directory, random files, `/proc` itself), naming what is missing.
+    /// Presence is enough: a marker that exists but cannot be read is the probes' to report.
+    pub fn check_host_tree(&self) -> Result<(), crate::error::Error> {
+        let missing: Vec<String> = Self::HOST_MARKERS
+            .iter()
+            .filter(|alts| {
+                !alts
+                    .iter()
+                    .any(|p| fs::symlink_metadata(self.path(p)).is_ok())
+            })
+            .map(|alts| alts.join(" or "))
+            .collect();
+        if missing.is_empty() {
+            return Ok(());
+        }
+        Err(crate::error::Error::Sysroot {
+            path: self.root.clone(),
+            why: format!(
+                "is not a host tree: it has no {} (give a directory that mirrors /, e.g. a captured host tree)",
+                missing.join(", no ")
+            ),
+        })
+    }
+
     /// True for the running host.
     pub fn is_live(&self) -> bool {
         self.live

@@ -50,8 +50,8 @@ pub enum ToolRun {
 pub trait Session {
     /// Who runs rocmenv; `None` when not known.
     fn identity(&self) -> Option<Identity>;
-    /// The environment rocmenv runs with.
-    fn env(&self) -> BTreeMap<String, String>;
+    /// The environment rocmenv runs with, or why it is not known (a host tree that recorded none).
+    fn env(&self) -> Result<BTreeMap<String, String>, String>;
     /// Owner and mode of a device node; `None` when unknown.
     fn node_meta(&self, host_path: &str) -> Option<NodeMeta>;
     /// Runs a tool (`rocminfo`, `nvidia-smi`) at `path`, the file PATH lookup found (`None`: not on PATH, so it is
@@ -87,10 +87,10 @@ impl Session for LiveSession {
         })
     }
 
-    fn env(&self) -> BTreeMap<String, String> {
-        std::env::vars_os()
+    fn env(&self) -> Result<BTreeMap<String, String>, String> {
+        Ok(std::env::vars_os()
             .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
-            .collect()
+            .collect())
     }
 
     fn node_meta(&self, host_path: &str) -> Option<NodeMeta> {
@@ -167,8 +167,9 @@ fn read_capped<R: std::io::Read>(r: Option<&mut R>) -> String {
 struct Recorded {
     #[serde(default)]
     user: Option<RecordedUser>,
+    /// `None`: not recorded, so unknown (not empty).
     #[serde(default)]
-    env: BTreeMap<String, String>,
+    env: Option<BTreeMap<String, String>>,
     #[serde(default)]
     nodes: BTreeMap<String, RecordedNode>,
     #[serde(default)]
@@ -235,11 +236,12 @@ impl Session for RecordedSession {
         })
     }
 
-    fn env(&self) -> BTreeMap<String, String> {
-        self.recorded
-            .as_ref()
-            .map(|r| r.env.clone())
-            .unwrap_or_default()
+    fn env(&self) -> Result<BTreeMap<String, String>, String> {
+        match &self.recorded {
+            Some(Recorded { env: Some(env), .. }) => Ok(env.clone()),
+            Some(_) => Err(format!("{RECORDED_FILE} records no env")),
+            None => Err(self.describe()),
+        }
     }
 
     fn node_meta(&self, host_path: &str) -> Option<NodeMeta> {

@@ -5,7 +5,7 @@
 mod probe;
 
 use crate::cli::RunArgs;
-use crate::engine::{self, DeviceVendor, Engine, Mount, OutputStream, RunSpec};
+use crate::engine::{self, DeviceVendor, Engine, Mount, MountKind, OutputStream, RunSpec};
 use crate::envplan;
 use crate::error::Error;
 use crate::host::{self, ProbeOptions};
@@ -97,12 +97,26 @@ impl RunPlan {
                 )),
             })
             .transpose()?;
-        let result = a.result.map(|path| {
-            let to = a
-                .result_to
-                .unwrap_or_else(|| PathBuf::from(path.rsplit('/').next().unwrap_or("result")));
-            (path, to)
-        });
+        let result = a
+            .result
+            .map(|path| {
+                let to = match a.result_to {
+                    Some(to) => to,
+                    None => match path.trim_end_matches('/').rsplit('/').next() {
+                        Some(name) if !name.is_empty() && name != "." && name != ".." => {
+                            PathBuf::from(name)
+                        }
+                        _ => {
+                            return Err(usage(
+                                "--result",
+                                format!("`{path}` names no file; name the file the command writes"),
+                            ))
+                        }
+                    },
+                };
+                Ok((path, to))
+            })
+            .transpose()?;
         Ok(RunPlan {
             image: a.image,
             vendor: a.vendor.map(Into::into),
@@ -122,28 +136,62 @@ impl RunPlan {
     }
 }
 
-/// `HOST:CONTAINER[:ro|:rw]` → a mount with an absolute host path.
+/// `SOURCE:CONTAINER[:ro|:rw]` → a mount, as the docker CLI reads `-v`: a source starting with `/` is a host path, a
+/// bare name (`myvol`) a named volume, anything else (`./x`, `~/x`, `x/y`) an error, since the host path must be
+/// absolute. Pure: whether the host path exists is the daemon's to say (it refuses a missing one, never creates it).
 fn parse_volume(v: &str) -> Result<Mount, Error> {
     let parts: Vec<&str> = v.split(':').collect();
-    let (h, c, read_only) = match parts[..] {
-        [h, c] | [h, c, "rw"] => (h, c, false),
-        [h, c, "ro"] => (h, c, true),
+    let (src, c, read_only) = match parts[..] {
+        [s, c] | [s, c, "rw"] => (s, c, false),
+        [s, c, "ro"] => (s, c, true),
         _ => {
             return Err(usage(
                 "--volume",
-                format!("`{v}` is not HOST:CONTAINER[:ro]"),
+                format!("`{v}` is not HOST:CONTAINER[:ro] or VOLUME:CONTAINER[:ro]"),
             ))
         }
     };
-    let host = std::path::absolute(h)
-        .map_err(|e| usage("--volume", format!("{h}: {e}")))?
-        .display()
-        .to_string();
+    if !c.starts_with('/') {
+        return Err(usage(
+            "--volume",
+            format!("`{v}`: the container path `{c}` must be absolute"),
+        ));
+    }
+    let kind = if src.starts_with('/') {
+        MountKind::Bind
+    } else if is_volume_name(src) {
+        MountKind::Volume
+    } else {
+        let hint = match src.strip_prefix('~') {
+            Some(rest) => {
+                format!("the shell expands `~` only at the start of a word: write $HOME{rest}")
+            }
+            None => format!(
+                "write it as an absolute path, e.g. \"$PWD/{}\"",
+                src.trim_start_matches("./")
+            ),
+        };
+        return Err(usage(
+            "--volume",
+            format!(
+                "`{v}`: the host path `{src}` is not absolute, and not a volume name ([A-Za-z0-9][A-Za-z0-9_.-]+); {hint}"
+            ),
+        ));
+    };
     Ok(Mount {
-        host,
+        kind,
+        source: src.to_string(),
         container: c.to_string(),
         read_only,
     })
+}
+
+/// A name the local volume driver accepts, as the docker CLI checks it: `[a-zA-Z0-9][a-zA-Z0-9_.-]+`.
+fn is_volume_name(s: &str) -> bool {
+    let mut chars = s.chars();
+    chars.next().is_some_and(|c| c.is_ascii_alphanumeric())
+        && s.len() >= 2
+        && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-'))
 }
 
 /// Turns the options into a `RunSpec`: probes the host (or `--sysroot`) for devices, groups and variables.
@@ -257,23 +305,67 @@ fn run(o: &RunPlan, out: &mut dyn Write, err: &mut dyn Write) -> Result<i32, Err
     if outcome.interrupted.is_some() {
         let _ = writeln!(err, "rocmenv: interrupted; container stopped and removed");
     }
-    if let Some((path, to)) = &o.result {
+    let mut code = outcome.process_exit_code();
+    // A run that was stopped has no result to copy; saying so would only repeat the stop.
+    if let (Some((path, to)), None) = (&o.result, outcome.interrupted) {
         match &outcome.result_file {
             Some(data) => std::fs::write(to, data).map_err(|e| Error::io("write", to, e))?,
             None => {
+                let why = outcome
+                    .result_error
+                    .as_deref()
+                    .unwrap_or("does not exist in the container");
                 let _ = writeln!(
                     err,
-                    "rocmenv: the command did not leave {path} in the container"
+                    "rocmenv: --result {path}: {why}; nothing was written to {}",
+                    to.display()
                 );
+                // A command that succeeded without its result is a failed run; a failing one keeps its own code.
+                if code == 0 {
+                    code = EXIT_RUN_FAILED;
+                }
             }
         }
     }
-    Ok(outcome.process_exit_code())
+    Ok(code)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 10: `-v myvol:/data` made a host directory `./myvol`, `-v '~/x:/x'` a literal `./~`; the docker CLI
+    /// reads a bare name as a named volume and refuses a relative host path.
+    #[test]
+    fn volumes_follow_the_docker_cli() {
+        let m = parse_volume("myvol:/data").unwrap();
+        assert_eq!(
+            (m.kind, m.source.as_str(), m.container.as_str()),
+            (MountKind::Volume, "myvol", "/data")
+        );
+        let m = parse_volume("/srv/data:/data:ro").unwrap();
+        assert_eq!(
+            (m.kind, m.source.as_str(), m.read_only),
+            (MountKind::Bind, "/srv/data", true)
+        );
+        for bad in [
+            "./x:/x", "~/x:/x", "x/y:/x", "..:/x", "x:/x", "/a:rel", "/a:/b:zz", "/a",
+        ] {
+            let e = parse_volume(bad).unwrap_err().to_string();
+            assert!(
+                e.starts_with("--volume: `") && e.contains(bad),
+                "{bad}: {e}"
+            );
+        }
+        assert!(parse_volume("~/x:/x")
+            .unwrap_err()
+            .to_string()
+            .contains("$HOME/x"));
+        assert!(parse_volume("./x:/x")
+            .unwrap_err()
+            .to_string()
+            .contains("$PWD/x"));
+    }
 
     #[test]
     fn sizes() {

@@ -66,7 +66,10 @@ pub fn probe(root: &HostRoot, session: &dyn Session, opts: &ProbeOptions) -> Hos
         },
         ..HostFacts::default()
     };
-    let env = session.env();
+    let env = session.env().unwrap_or_else(|why| {
+        f.unavailable("env", why);
+        Default::default()
+    });
     probe_kernel(root, &mut f);
     probe_os(root, &mut f);
     probe_pci(root, &mut f);
