@@ -556,6 +556,8 @@ fn sles_15_sp5_matches_the_15_sp5_rows() {
     );
     // The SLES 15 SP5 GA kernel (5.14.21-150500.53) and its default flavour.
     write("proc/sys/kernel/osrelease", "5.14.21-150500.53-default\n");
+    // A host tree has a PCI bus (here with no GPU on it).
+    std::fs::create_dir_all(dir.path().join("sys/bus/pci/devices")).unwrap();
     let root = dir.path().display().to_string();
     let o = rocmenv(&[
         "doctor",
