@@ -127,17 +127,17 @@ impl From<VendorArg> for crate::engine::DeviceVendor {
 /// An output format of `rocmenv env` (`--format`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum EnvFormatArg {
-    /// `export K='v'` lines for bash, zsh and sh (`eval "$(rocmenv env)"`).
+    /// export lines for bash, zsh and sh (use with eval)
     Sh,
-    /// `set -gx K 'v'` lines for fish.
+    /// set -gx lines for fish
     Fish,
-    /// `K=v` lines for `.env` files and `docker run --env-file`.
+    /// NAME=value lines for .env files and docker run --env-file
     Dotenv,
-    /// `-e 'K=v'` arguments for `docker run` (use with eval).
+    /// -e arguments for docker run (use with eval)
     Docker,
-    /// One JSON object: name → value.
+    /// one JSON object, name to value
     Json,
-    /// `K=v` lines for `$GITHUB_ENV`.
+    /// NAME=value lines for GITHUB_ENV
     Github,
 }
 

@@ -601,3 +601,44 @@ fn sles_15_sp5_matches_the_15_sp5_rows() {
         "the releases that list 15.5: {os}"
     );
 }
+
+/// Issue 10: the fish script loads without running anything (help texts once carried `$(rocmenv env)` into a
+/// double-quoted fish string), and a reader that stops after one line is not a panic.
+#[test]
+fn completions_load_without_running_anything_and_survive_a_closed_pipe() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("rocmenv.fish");
+    std::fs::write(&script, rocmenv(&["completions", "fish"]).stdout).unwrap();
+    match Command::new("fish")
+        .args(["--no-config", "-c", &format!("source {}", script.display())])
+        .env("PATH", "/usr/bin:/bin")
+        .output()
+    {
+        Ok(o) => {
+            assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+            assert_eq!(
+                String::from_utf8_lossy(&o.stderr),
+                "",
+                "sourcing printed errors"
+            );
+        }
+        Err(e) if std::env::var("ROCMENV_REQUIRE_SHELLS").as_deref() != Ok("1") => {
+            eprintln!("SKIP fish: {e}")
+        }
+        Err(e) => panic!("ROCMENV_REQUIRE_SHELLS=1 but fish cannot run: {e}"),
+    }
+    for shell in ["bash", "zsh", "fish"] {
+        let o = Command::new("sh")
+            .arg("-c")
+            .arg(format!(
+                "{} completions {shell} | head -c 10 >/dev/null; echo ${{PIPESTATUS:-0}}",
+                env!("CARGO_BIN_EXE_rocmenv")
+            ))
+            .output()
+            .unwrap();
+        assert!(
+            !String::from_utf8_lossy(&o.stderr).contains("panicked"),
+            "{shell}"
+        );
+    }
+}
