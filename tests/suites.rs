@@ -25,20 +25,26 @@ fn rocmenv(args: &[&str]) -> Output {
         .expect("runs")
 }
 
-/// True when Debian's torch is importable; panics when it must be (CI), prints SKIP otherwise.
-fn torch(test: &str) -> bool {
+/// True when Debian's Python can import `modules`; panics when it must (ROCMENV_REQUIRE_TORCH=1, as in CI), prints
+/// SKIP otherwise.
+fn python_has(modules: &str, test: &str) -> bool {
     let ok = Command::new(PYTHON)
-        .args(["-c", "import torch, torchvision"])
+        .args(["-c", &format!("import {modules}")])
         .output()
         .is_ok_and(|o| o.status.success());
     if !ok {
         assert!(
             std::env::var("ROCMENV_REQUIRE_TORCH").as_deref() != Ok("1"),
-            "ROCMENV_REQUIRE_TORCH=1 but {PYTHON} cannot import torch and torchvision (apt-get install python3-torch python3-torchvision)"
+            "ROCMENV_REQUIRE_TORCH=1 but {PYTHON} cannot import {modules} (apt-get install python3-torch python3-torchvision python3-pytest)"
         );
-        eprintln!("SKIP {test}: {PYTHON} cannot import torch (apt-get install python3-torch python3-torchvision)");
+        eprintln!("SKIP {test}: {PYTHON} cannot import {modules}");
     }
     ok
+}
+
+/// True when Debian's torch and torchvision are importable.
+fn torch(test: &str) -> bool {
+    python_has("torch, torchvision", test)
 }
 
 /// Stdout of a run that must have exited 0; the assertion shows both streams.
@@ -443,16 +449,7 @@ fn the_quick_level_passes_in_an_image_without_the_suite() {
 /// The Python side's own tests (schema, statistics, tolerances, the bounded batch search, plan errors).
 #[test]
 fn the_suites_pytest_passes() {
-    let has_pytest = Command::new(PYTHON)
-        .args(["-c", "import pytest, torch"])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !has_pytest {
-        assert!(
-            std::env::var("ROCMENV_REQUIRE_TORCH").as_deref() != Ok("1"),
-            "ROCMENV_REQUIRE_TORCH=1 but {PYTHON} lacks pytest or torch (apt-get install python3-pytest python3-torch)"
-        );
-        eprintln!("SKIP pytest: {PYTHON} lacks pytest or torch");
+    if !python_has("pytest, torch", "pytest") {
         return;
     }
     let o = Command::new(PYTHON)
