@@ -286,10 +286,25 @@ fn strict_turns_warnings_into_exit_1() {
         "--target",
         "rocm-6.2",
     ];
-    assert_eq!(rocmenv(&args).status.code(), Some(0));
+    let o = rocmenv(&args);
+    assert_eq!(o.status.code(), Some(0));
+    // Issue 10: "1 warning", not "1 warnings".
+    assert!(
+        String::from_utf8_lossy(&o.stdout)
+            .trim_end()
+            .ends_with("1 warning, 0 failed, 6 skipped"),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
     let mut strict = args.to_vec();
     strict.push("--strict");
-    assert_eq!(rocmenv(&strict).status.code(), Some(1));
+    let o = rocmenv(&strict);
+    assert_eq!(o.status.code(), Some(1));
+    // Issue 10: --strict says which warnings made it fail.
+    assert_eq!(
+        stderr(&o).trim_end(),
+        "rocmenv: --strict: exit 1 for 1 warning(s): pcie.link (0000:c3:00.0)"
+    );
 }
 
 #[test]
@@ -641,4 +656,12 @@ fn completions_load_without_running_anything_and_survive_a_closed_pipe() {
             "{shell}"
         );
     }
+}
+
+/// Issue 10: a --rocm that is no version says so, instead of listing releases near nothing.
+#[test]
+fn a_rocm_value_that_is_no_version_says_so() {
+    let o = rocmenv(&["env", "--gfx", "gfx1100", "--rocm", "abc"]);
+    assert_one_line_error(&o, 2, "--rocm: `abc` is not a version");
+    assert!(!stderr(&o).contains("nearest"), "{}", stderr(&o));
 }

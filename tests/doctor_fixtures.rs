@@ -48,8 +48,9 @@ fn snapshot(name: &str, r: &DoctorReport) {
     render_human(r, Style::Plain, &mut out).unwrap();
     let text = String::from_utf8(out).unwrap();
     let s = r.summary;
+    let warnings = if s.warn == 1 { "warning" } else { "warnings" };
     assert!(text.trim_end().ends_with(&format!(
-        "{} passed, {} warnings, {} failed, {} skipped",
+        "{} passed, {} {warnings}, {} failed, {} skipped",
         s.pass, s.warn, s.fail, s.skip
     )));
     assert!(!text.contains('\x1b'), "plain style must not colour");

@@ -156,6 +156,19 @@ impl Summary {
         s
     }
 
+    /// `13 passed, 1 warning, 0 failed, 7 skipped`: the report's last line.
+    pub fn line(&self) -> String {
+        let warnings = if self.warn == 1 {
+            "warning"
+        } else {
+            "warnings"
+        };
+        format!(
+            "{} passed, {} {warnings}, {} failed, {} skipped",
+            self.pass, self.warn, self.fail, self.skip
+        )
+    }
+
     /// The exit code: 1 on a failure, or on a warning with `strict`.
     pub fn exit_code(&self, strict: bool) -> i32 {
         if self.fail > 0 || (strict && self.warn > 0) {

@@ -95,6 +95,7 @@ pub fn exec(
     matrices: Option<PathBuf>,
     style: Style,
     out: &mut dyn Write,
+    err: &mut dyn Write,
 ) -> Result<i32, Error> {
     let opts = DoctorOptions {
         sysroot: a.sysroot,
@@ -110,5 +111,24 @@ pub fn exec(
     } else {
         report::render_human(&r, style, out)
     })?;
-    Ok(r.summary.exit_code(a.strict))
+    let code = r.summary.exit_code(a.strict);
+    if a.strict && r.summary.fail == 0 && code != crate::error::EXIT_OK {
+        // Say which warnings --strict turned into the failure, so the exit code is not a riddle.
+        let warned: Vec<String> = r
+            .findings
+            .iter()
+            .filter(|f| f.status == checks::Status::Warn)
+            .map(|f| match &f.subject {
+                Some(s) => format!("{} ({s})", f.id),
+                None => f.id.to_string(),
+            })
+            .collect();
+        let _ = writeln!(
+            err,
+            "rocmenv: --strict: exit 1 for {} warning(s): {}",
+            warned.len(),
+            warned.join(", ")
+        );
+    }
+    Ok(code)
 }

@@ -10,6 +10,8 @@ use std::path::PathBuf;
 
 /// Looks up `--rocm`, listing the nearest releases when it is unknown.
 pub fn rocm_release<'m>(m: &'m Matrices, spec: &str) -> Result<&'m RocmRelease, Error> {
+    // A value that is no version gets that answer, not a list of releases near nothing.
+    crate::version::parse_with_parts(spec).map_err(|e| Error::usage("--rocm", e.to_string()))?;
     m.rocm_release(spec).ok_or_else(|| Error::Usage {
         flag: "--rocm".into(),
         message: format!(

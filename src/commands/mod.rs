@@ -25,7 +25,13 @@ pub fn dispatch(cli: Cli) -> Result<i32, Error> {
     let mut out = stdout.lock();
     let matrices = cli.matrices;
     let done = match cli.command {
-        Command::Doctor(a) => doctor::exec(a, matrices, Style::detect(&stdout), &mut out),
+        Command::Doctor(a) => doctor::exec(
+            a,
+            matrices,
+            Style::detect(&stdout),
+            &mut out,
+            &mut std::io::stderr(),
+        ),
         Command::Env(a) => env::exec(a, matrices, &mut out, &mut std::io::stderr()),
         Command::Dockerfile(a) => dockerfile::exec(*a, matrices, &mut out, &mut std::io::stderr()),
         Command::Probe { json } => probe::exec(json, &mut out),

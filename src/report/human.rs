@@ -232,11 +232,7 @@ pub fn render_human(r: &DoctorReport, style: Style, out: &mut dyn Write) -> std:
     }
     let s = r.summary;
     writeln!(out)?;
-    writeln!(
-        out,
-        "{} passed, {} warnings, {} failed, {} skipped",
-        s.pass, s.warn, s.fail, s.skip
-    )
+    writeln!(out, "{}", s.line())
 }
 
 #[cfg(test)]
