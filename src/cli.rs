@@ -302,8 +302,8 @@ pub struct DoctorArgs {
     pub sysroot: Option<PathBuf>,
 
     /// Check against this release: rocm-X.Y[.Z], cuda-X.Y or ngc-YY.MM.
-    /// Without it: the newest ROCm release that builds the AMD GPUs' targets,
-    /// and the newest CUDA the NVIDIA driver runs.
+    /// Without it: the ROCm installed under /opt/rocm* (when the matrices know it), else the newest ROCm release
+    /// that builds the AMD GPUs' targets; and the newest CUDA the NVIDIA driver runs.
     #[arg(long, value_name = "TARGET")]
     pub target: Option<TargetSpec>,
 

@@ -174,7 +174,22 @@ fn auto<'m>(m: &'m Matrices, facts: &HostFacts) -> Target<'m> {
         .collect();
     let has_amd = facts.amd_gpus().next().is_some();
     let has_nvidia = facts.nvidia_gpus().next().is_some();
-    let rocm = if has_amd || !has_nvidia {
+    // The ROCm installed on the host is what its work runs against: check against it when the matrices know it.
+    let installed = facts.rocm.as_ref().and_then(|i| {
+        let release = m.rocm_release(&i.version)?;
+        let why = if release.version.to_string() == i.version {
+            format!("the ROCm installed at {}", i.path)
+        } else {
+            format!(
+                "the ROCm installed at {} ({}; newest of its series)",
+                i.path, i.version
+            )
+        };
+        Some(RocmTarget { release, why })
+    });
+    let rocm = if let (Some(t), true) = (installed, has_amd || !has_nvidia) {
+        Some(t)
+    } else if has_amd || !has_nvidia {
         let native = m
             .rocm
             .releases

@@ -98,9 +98,16 @@ fn mi300x_x4_on_ubuntu_2204_passes_against_rocm_62() {
 }
 
 #[test]
-fn mi300x_default_target_is_the_newest_release_and_flags_the_old_driver() {
+fn mi300x_default_target_is_the_installed_rocm_and_the_newest_flags_the_old_driver() {
+    // Issue 10: a healthy ROCm 6.2 host is green on a first run: without --target, the installed ROCm is the target,
+    // and the header says so.
     let r = doctor("mi300x-x4-ubuntu2204", None);
-    assert_eq!(r.target["rocm"], "7.2.4");
+    assert_eq!(r.target["rocm"], "6.2.0");
+    assert_eq!(r.target_why, "the ROCm installed at /opt/rocm-6.2.0");
+    assert_eq!(r.summary.fail, 0);
+    assert_eq!(r.summary.exit_code(false), 0);
+    // Against the newest release, its amdgpu-dkms 6.8.5 is out of the driver window.
+    let r = doctor("mi300x-x4-ubuntu2204", Some("rocm-7.2.4"));
     let f = find(&r, "driver.amdgpu-version", None);
     assert_eq!(f.status, Status::Fail, "{}", f.summary);
     assert!(f.summary.contains("6.8.5"), "{}", f.summary);
