@@ -665,3 +665,42 @@ fn a_rocm_value_that_is_no_version_says_so() {
     assert_one_line_error(&o, 2, "--rocm: `abc` is not a version");
     assert!(!stderr(&o).contains("nearest"), "{}", stderr(&o));
 }
+
+/// Issue 10: `run --gpu N` for a GPU the host does not have is an error naming what exists, never a quiet CPU run.
+#[test]
+fn run_gpu_that_does_not_exist_is_an_error_not_a_cpu_run() {
+    let o = rocmenv(&[
+        "run",
+        "--print",
+        "--sysroot",
+        &fixture("no-gpu-debian12"),
+        "--gpu",
+        "0",
+        "--image",
+        "debian:12",
+        "--",
+        "true",
+    ]);
+    assert_one_line_error(
+        &o,
+        125,
+        "--gpu: GPU 0 does not exist: this host has 0 AMD and 0 NVIDIA GPU(s), numbered from 0 (and --vendor cpu maps none)",
+    );
+    let o = rocmenv(&[
+        "run",
+        "--print",
+        "--sysroot",
+        &fixture("mi300x-x4-ubuntu2204"),
+        "--gpu",
+        "4",
+        "--image",
+        "rocm/pytorch:latest",
+        "--",
+        "true",
+    ]);
+    assert_one_line_error(
+        &o,
+        125,
+        "--gpu: GPU 4 does not exist: this host has 4 AMD and 0 NVIDIA GPU(s)",
+    );
+}

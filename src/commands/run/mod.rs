@@ -204,6 +204,24 @@ pub fn plan_run(
     let (root, session) = host::open(o.sysroot.as_deref(), Duration::from_secs(10))?;
     let facts = crate::inventory::probe(&root, session.as_ref(), &m, &ProbeOptions::default());
     let vendor = o.vendor.unwrap_or_else(|| DeviceVendor::detect(&facts));
+    if let Some(n) = o.gpu {
+        // A GPU that is not there must not quietly become a CPU run.
+        let (amd, nvidia) = (facts.amd_gpus().count(), facts.nvidia_gpus().count());
+        let count = match vendor {
+            DeviceVendor::Amd => amd,
+            DeviceVendor::Nvidia => nvidia,
+            DeviceVendor::Cpu => 0,
+        };
+        if n >= count {
+            return Err(usage(
+                "--gpu",
+                format!(
+                    "GPU {n} does not exist: this host has {amd} AMD and {nvidia} NVIDIA GPU(s), numbered from 0{}",
+                    if vendor == DeviceVendor::Cpu { " (and --vendor cpu maps none)" } else { "" }
+                ),
+            ));
+        }
+    }
     let mut env: Vec<(String, String)> = Vec::new();
     if let Some(v) = vendor.gpu_vendor() {
         let inputs: Vec<_> = envplan::inputs_from_host(&facts)
