@@ -5,7 +5,7 @@ import torch.nn.functional as F
 
 from . import stats
 from .devices import amp_dtype, autocast, grad_scaler
-from .models import check_precision
+from .models import check_precision, optimizer_step
 from .result import Failed, Skip
 
 # Stable Diffusion 1.5's UNet, the values of its published config:
@@ -89,13 +89,7 @@ def make_unet_step(device, config_name, mode, precision, batch, seed=0):
         else:
             pred = forward()
         loss = F.mse_loss(pred.float(), noise.float())
-        if scaler is not None:
-            scaler.scale(loss).backward()
-            scaler.step(opt)
-            scaler.update()
-        else:
-            loss.backward()
-            opt.step()
+        optimizer_step(loss, opt, scaler)
         losses.append(loss.detach())
 
     return train, losses

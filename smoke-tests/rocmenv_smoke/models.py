@@ -87,6 +87,17 @@ class _Cpu(object):
 _CPU = _Cpu()
 
 
+def optimizer_step(loss, opt, scaler):
+    """Backward and one optimizer step; through the GradScaler when fp16 autocast needs loss scaling."""
+    if scaler is not None:
+        scaler.scale(loss).backward()
+        scaler.step(opt)
+        scaler.update()
+    else:
+        loss.backward()
+        opt.step()
+
+
 def make_step(model, device, mode, precision, batch, image_size, channels_last=False, seed=0, num_classes=1000):
     """A closure running one training step or one inference pass, and the model it runs."""
     gen = torch.Generator().manual_seed(seed)
@@ -130,13 +141,7 @@ def make_step(model, device, mode, precision, batch, image_size, channels_last=F
                 loss = F.cross_entropy(model(x), y)
         else:
             loss = F.cross_entropy(model(x), y)
-        if scaler is not None:
-            scaler.scale(loss).backward()
-            scaler.step(opt)
-            scaler.update()
-        else:
-            loss.backward()
-            opt.step()
+        optimizer_step(loss, opt, scaler)
         losses.append(loss.detach())
         return loss
 
