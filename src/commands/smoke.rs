@@ -25,9 +25,10 @@ pub fn exec(
         .map_err(|e| Error::usage("only", e.to_string()))?;
     let _ = writeln!(
         out,
-        "rocmenv smoke: {} level, {} tests, vendor {}, {}",
+        "rocmenv smoke: {} level, {} test{}, vendor {}, {}",
         plan.level,
         plan.tests.len(),
+        if plan.tests.len() == 1 { "" } else { "s" },
         plan.vendor,
         match &a.suite.image {
             Some(i) => format!("in {i}"),
