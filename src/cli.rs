@@ -278,7 +278,8 @@ pub struct EnvArgs {
     #[arg(long, value_name = "X.Y")]
     pub rocm: Option<String>,
 
-    /// Use only this GPU (its index among the host's AMD GPUs, or NVIDIA GPUs on an NVIDIA host).
+    /// Use only this GPU: its number in doctor's `#` column (AMD: HIP_VISIBLE_DEVICES order; NVIDIA on an
+    /// NVIDIA-only host: nvidia-smi's PCI bus order, exported with CUDA_DEVICE_ORDER=PCI_BUS_ID).
     #[arg(long, value_name = "N")]
     pub device: Option<usize>,
 
@@ -366,7 +367,7 @@ pub struct RunArgs {
     #[arg(long, value_enum)]
     pub vendor: Option<VendorArg>,
 
-    /// Map only this GPU (its index among the vendor's GPUs, as `rocmenv env --device` counts).
+    /// Map only this GPU: its number in doctor's `#` column (AMD: HIP_VISIBLE_DEVICES order; NVIDIA: nvidia-smi's).
     #[arg(long, value_name = "N")]
     pub gpu: Option<usize>,
 
@@ -439,7 +440,7 @@ pub struct SuiteArgs {
     #[arg(long, value_enum)]
     pub vendor: Option<VendorArg>,
 
-    /// Use only this GPU (its index among the vendor's GPUs, as `rocmenv env --device` counts).
+    /// Use only this GPU: its number in doctor's `#` column (AMD: HIP_VISIBLE_DEVICES order; NVIDIA: nvidia-smi's).
     #[arg(long, value_name = "N")]
     pub gpu: Option<usize>,
 

@@ -67,7 +67,7 @@ impl EnvPlan {
     pub fn image_env(&self) -> Vec<(String, String)> {
         self.vars
             .iter()
-            .filter(|v| !v.name.ends_with("_VISIBLE_DEVICES"))
+            .filter(|v| !v.name.ends_with("_VISIBLE_DEVICES") && v.name != "CUDA_DEVICE_ORDER")
             .map(|v| (v.name.clone(), v.value.clone()))
             .collect()
     }
@@ -75,16 +75,9 @@ impl EnvPlan {
 
 /// AMD GPUs in runtime (KFD) order, then NVIDIA GPUs, as plan inputs.
 pub fn inputs_from_host(facts: &HostFacts) -> Vec<GpuInput> {
-    let mut amd: Vec<&crate::host::Gpu> = facts.amd_gpus().collect();
-    amd.sort_by_key(|g| (g.kfd_node.unwrap_or(u32::MAX), g.pci_address.clone()));
-    let label = |g: &crate::host::Gpu| {
-        format!(
-            "{} at {}",
-            g.name.as_deref().unwrap_or(&g.device_id),
-            g.pci_address
-        )
-    };
-    amd.into_iter()
+    let label = |g: &crate::host::Gpu| g.label();
+    facts
+        .amd_gpus()
         .map(|g| GpuInput {
             vendor: Vendor::Amd,
             gfx: g.gfx.as_deref().and_then(|s| s.parse().ok()),
@@ -106,7 +99,8 @@ pub fn inputs_from_host(facts: &HostFacts) -> Vec<GpuInput> {
 pub fn inputs_from_gfx(m: &Matrices, names: &[String]) -> Result<Vec<GpuInput>, Error> {
     names
         .iter()
-        .map(|n| {
+        .enumerate()
+        .map(|(i, n)| {
             let bad = |message: String| Error::Usage {
                 flag: "gfx".into(),
                 message,
@@ -137,7 +131,7 @@ pub fn inputs_from_gfx(m: &Matrices, names: &[String]) -> Result<Vec<GpuInput>, 
                 gfx: Some(t),
                 compute_capability: None,
                 integrated,
-                label: t.to_string(),
+                label: format!("GPU {i} ({t})"),
             })
         })
         .collect()
@@ -218,7 +212,22 @@ pub fn plan(
         if d >= count {
             return Err(Error::Usage {
                 flag: "device".into(),
-                message: format!("device {d} does not exist; this host has {} AMD and {} NVIDIA GPU(s), numbered from 0", amd.len(), nvidia.len()),
+                message: {
+                    let (kind, gpus) = if amd.is_empty() {
+                        ("NVIDIA", &nvidia)
+                    } else {
+                        ("AMD", &amd)
+                    };
+                    if gpus.is_empty() {
+                        format!("device {d} does not exist; this host has no GPU")
+                    } else {
+                        let have: Vec<&str> = gpus.iter().map(|(_, g)| g.label.as_str()).collect();
+                        format!(
+                            "device {d} does not exist; the {kind} GPUs are {}",
+                            have.join(", ")
+                        )
+                    }
+                },
             });
         }
     }
@@ -305,7 +314,7 @@ fn plan_amd(
         let hidden: Vec<String> = amd
             .iter()
             .filter(|(i, _)| !usable.contains(i))
-            .map(|(i, g)| {
+            .map(|(_, g)| {
                 let what = g
                     .gfx
                     .map(|t| t.to_string())
@@ -317,7 +326,7 @@ fn plan_amd(
                     }
                     None => "cannot run this release",
                 };
-                format!("device {i} ({what}): {why}")
+                format!("{} ({what}): {why}", g.label)
             })
             .collect();
         p.set(
@@ -388,12 +397,12 @@ fn plan_amd(
 fn no_common_override(r: &RocmRelease, runs_as: &[(usize, &str, Option<GfxTarget>)]) -> String {
     let needs: Vec<String> = runs_as
         .iter()
-        .map(|(i, label, to)| match to {
+        .map(|(_, label, to)| match to {
             Some(t) => format!(
-                "device {i} ({label}) runs only as {t} (HSA_OVERRIDE_GFX_VERSION={})",
+                "{label} runs only as {t} (HSA_OVERRIDE_GFX_VERSION={})",
                 t.override_value()
             ),
-            None => format!("device {i} ({label}) runs natively and must not be overridden"),
+            None => format!("{label} runs natively and must not be overridden"),
         })
         .collect();
     let choices: Vec<String> = runs_as
@@ -420,10 +429,20 @@ fn plan_nvidia(nvidia: &[(usize, &GpuInput)], device: Option<usize>, p: &mut Env
         None => nvidia.iter().collect(),
     };
     if let Some(d) = device {
+        // CUDA_VISIBLE_DEVICES counts in CUDA_DEVICE_ORDER, fastest first by default; rocmenv numbers NVIDIA GPUs
+        // in PCI bus order (as nvidia-smi does), so the index means the same GPU only with PCI_BUS_ID.
+        p.set(
+            "CUDA_DEVICE_ORDER",
+            "PCI_BUS_ID".into(),
+            "CUDA numbers GPUs in PCI bus order, as nvidia-smi and rocmenv do (its default is fastest first)".into(),
+        );
+        let label = selected
+            .first()
+            .map_or(String::new(), |(_, g)| format!(" ({})", g.label));
         p.set(
             "CUDA_VISIBLE_DEVICES",
             d.to_string(),
-            format!("--device {d}: only that GPU is visible"),
+            format!("--device {d}{label}: only that GPU is visible"),
         );
     }
     let mut ccs: Vec<String> = selected
@@ -512,14 +531,14 @@ mod tests {
     #[test]
     fn different_overrides_before_62_are_unusable_with_the_choice_per_device() {
         let m = m();
-        let gpus = [amd("gfx1031", false), amd("gfx1100", false)];
+        let gpus = inputs_from_gfx(&m, &["gfx1031".into(), "gfx1100".into()]).unwrap();
         let p = plan(&m, &gpus, m.rocm_release("6.1"), None).unwrap();
         assert!(p.unusable);
         assert!(p.vars.is_empty(), "{:?}", p.vars);
         let w = p.warnings.join("\n");
         for part in [
-            "device 0 (gfx1031) runs only as gfx1030 (HSA_OVERRIDE_GFX_VERSION=10.3.0)",
-            "device 1 (gfx1100) runs natively",
+            "GPU 0 (gfx1031) runs only as gfx1030 (HSA_OVERRIDE_GFX_VERSION=10.3.0)",
+            "GPU 1 (gfx1100) runs natively",
             "HSA_OVERRIDE_GFX_VERSION_<n> needs ROCm ≥ 6.2",
             "--device 0 (HIP_VISIBLE_DEVICES=0, HSA_OVERRIDE_GFX_VERSION=10.3.0)",
             "--device 1 (HIP_VISIBLE_DEVICES=1, no override)",

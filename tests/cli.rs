@@ -681,11 +681,7 @@ fn run_gpu_that_does_not_exist_is_an_error_not_a_cpu_run() {
         "--",
         "true",
     ]);
-    assert_one_line_error(
-        &o,
-        125,
-        "--gpu: GPU 0 does not exist: this host has 0 AMD and 0 NVIDIA GPU(s), numbered from 0 (and --vendor cpu maps none)",
-    );
+    assert_one_line_error(&o, 125, "--gpu: GPU 0 does not exist; this host has no GPU");
     let o = rocmenv(&[
         "run",
         "--print",
@@ -701,6 +697,110 @@ fn run_gpu_that_does_not_exist_is_an_error_not_a_cpu_run() {
     assert_one_line_error(
         &o,
         125,
-        "--gpu: GPU 4 does not exist: this host has 4 AMD and 0 NVIDIA GPU(s)",
+        "--gpu: GPU 4 does not exist; this host's AMD GPUs are GPU 0 (AMD Instinct MI300X",
     );
+}
+
+/// Issue 10: on the mi210 fixture doctor's row 0 was 0000:03:00.0 (PCI order) while `run --gpu 0` mapped
+/// renderD128 (0000:e3:00.0, KFD node 1) and `env --device` followed a third rule. Now doctor's `#`, the JSON
+/// `index`, `run --gpu N` and `env --device N` all mean the GPU the runtime numbers N, and each names its PCI address.
+#[test]
+fn doctor_run_and_env_number_gpus_alike() {
+    // ROCr numbers GPUs in KFD topology node order: on this host node 1 is 0000:e3:00.0, not the lowest PCI address.
+    let o = rocmenv(&[
+        "doctor",
+        "--sysroot",
+        &fixture("mi210-x4-ubuntu2204"),
+        "--json",
+    ]);
+    let d: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
+    assert_eq!(d["host"]["gpus"][0]["pci_address"], "0000:e3:00.0");
+    assert_eq!(d["host"]["gpus"][0]["index"], 0);
+    for (name, amd) in [
+        ("mi210-x4-ubuntu2204", true),
+        ("mi300x-x4-ubuntu2204", true),
+        ("rhel94-mi300x-x8", true),
+        ("ryzen5600g-igpu-rx6800-mint21", true),
+        ("h100-x8-ubuntu2204", false),
+    ] {
+        let tree = fixture(name);
+        let o = rocmenv(&["doctor", "--sysroot", &tree, "--json"]);
+        let d: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
+        let human =
+            String::from_utf8_lossy(&rocmenv(&["doctor", "--sysroot", &tree]).stdout).into_owned();
+        let gpus = d["host"]["gpus"].as_array().expect("gpus");
+        assert!(gpus.len() >= 2, "{name}: a multi-GPU fixture");
+        for g in gpus {
+            let n = g["index"].as_u64().expect("index").to_string();
+            let pci = g["pci_address"].as_str().expect("pci");
+            // doctor: the table row with this number shows this address.
+            assert!(
+                human.lines().any(|l| {
+                    let mut w = l.split_whitespace();
+                    w.next() == Some(n.as_str()) && l.contains(pci)
+                }),
+                "{name}: no table row `{n} … {pci}` in\n{human}"
+            );
+            // run --gpu N maps this GPU and says so.
+            let r = rocmenv(&[
+                "run",
+                "--print",
+                "--sysroot",
+                &tree,
+                "--gpu",
+                &n,
+                "--image",
+                "x",
+                "--",
+                "true",
+            ]);
+            assert_eq!(r.status.code(), Some(0), "{name} --gpu {n}: {}", stderr(&r));
+            let line = String::from_utf8_lossy(&r.stdout).into_owned();
+            if amd {
+                let render = g["render_node"].as_str().expect("render node");
+                assert!(
+                    line.contains(&format!("--device={render} ")),
+                    "{name} --gpu {n}: {line}"
+                );
+                assert_eq!(line.matches("/dev/dri/render").count(), 1, "{line}");
+            } else {
+                assert!(
+                    line.contains(&format!("device={n}")),
+                    "{name} --gpu {n}: {line}"
+                );
+            }
+            let label = format!("GPU {n} (");
+            let said = stderr(&r);
+            assert!(
+                said.contains(&label) && said.contains(pci),
+                "{name}: {said}"
+            );
+            // env --device N is the same GPU, by name and address.
+            let e = rocmenv(&["env", "--sysroot", &tree, "--device", &n]);
+            let said = stderr(&e);
+            assert!(
+                said.contains(&format!("--device {n} is GPU {n} (")) && said.contains(pci),
+                "{name} --device {n}: {said}"
+            );
+            let out = String::from_utf8_lossy(&e.stdout).into_owned();
+            let var = if amd {
+                "HIP_VISIBLE_DEVICES"
+            } else {
+                "CUDA_VISIBLE_DEVICES"
+            };
+            if e.status.code() == Some(1) {
+                // A GPU that cannot run the release (the Cezanne iGPU) is refused, naming it the same way.
+                assert!(
+                    out.is_empty() && said.contains(&format!("warning: GPU {n} (")),
+                    "{said}"
+                );
+                continue;
+            }
+            assert_eq!(e.status.code(), Some(0), "{name} --device {n}: {said}");
+            assert!(out.contains(&format!("{var}='{n}'")), "{name}: {out}");
+            if !amd {
+                assert!(out.contains("CUDA_DEVICE_ORDER='PCI_BUS_ID'"), "{out}");
+            }
+        }
+    }
 }

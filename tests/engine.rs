@@ -27,6 +27,7 @@ fn cpu_spec(image: &str, cmd: &[&str]) -> RunSpec {
             ipc_host: false,
             shm_size: 64 << 20,
             gpu_request: None,
+            gpus: Vec::new(),
         },
         result_path: None,
         uploads: Vec::new(),

@@ -182,7 +182,7 @@ fn host_trees() {
     ]);
     assert_eq!(
         stdout(&o),
-        "export CUDA_VISIBLE_DEVICES='7'\nexport TORCH_CUDA_ARCH_LIST='9.0'\n"
+        "export CUDA_DEVICE_ORDER='PCI_BUS_ID'\nexport CUDA_VISIBLE_DEVICES='7'\nexport TORCH_CUDA_ARCH_LIST='9.0'\n"
     );
     let o = rocmenv(&[
         "env",

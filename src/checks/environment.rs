@@ -240,6 +240,28 @@ fn check_list(var: &str, val: &str, count: usize, kind: &str) -> Vec<(Status, St
     out
 }
 
+/// The fix for a visible-devices variable that names no GPU: the GPUs that exist, by the numbers the variables use.
+fn existing_devices_fix(cx: &Context) -> String {
+    let list = |gpus: Vec<&crate::host::Gpu>| {
+        gpus.iter()
+            .map(|g| g.label())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let amd = list(cx.facts.amd_gpus().collect());
+    let nv = list(cx.facts.nvidia_gpus().collect());
+    match (amd.is_empty(), nv.is_empty()) {
+        (true, true) => "this host has no GPU: unset the variable".into(),
+        (false, true) => format!("list only existing devices (AMD: {amd}), or unset the variable"),
+        (true, false) => {
+            format!("list only existing devices (NVIDIA: {nv}), or unset the variable")
+        }
+        (false, false) => {
+            format!("list only existing devices (AMD: {amd}; NVIDIA: {nv}), or unset the variable")
+        }
+    }
+}
+
 fn visible_devices(cx: &Context) -> Finding {
     const ID: &str = "env.visible-devices";
     let amd = cx.facts.amd_gpus().count();
@@ -296,11 +318,7 @@ fn visible_devices(cx: &Context) -> Finding {
             .collect::<Vec<_>>()
             .join("; "),
     )
-    .fix(format!(
-        "list only existing devices (AMD 0–{}, NVIDIA 0–{}), or unset the variable",
-        amd.saturating_sub(1),
-        nv.saturating_sub(1)
-    ));
+    .fix(existing_devices_fix(cx));
     if nv == 0 && amd > 0 && cx.facts.env.contains_key("CUDA_VISIBLE_DEVICES") {
         f = f.detail(
             "HIP honours CUDA_VISIBLE_DEVICES too, so on this AMD host it selects AMD GPUs",

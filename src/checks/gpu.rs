@@ -23,9 +23,7 @@ pub(super) fn check(cx: &Context) -> Vec<Finding> {
 
 /// AMD GPUs in the order the ROCm runtime numbers them (KFD node order).
 pub(crate) fn amd_in_order<'a>(cx: &Context<'a>) -> Vec<&'a Gpu> {
-    let mut v: Vec<&Gpu> = cx.facts.amd_gpus().collect();
-    v.sort_by_key(|g| (g.kfd_node.unwrap_or(u32::MAX), g.pci_address.clone()));
-    v
+    cx.facts.amd_gpus().collect()
 }
 
 /// The override the environment applies to AMD device `index`: the per-device variable wins.

@@ -181,9 +181,5 @@ impl Summary {
 
 /// A GPU's short label for summaries: `GPU 0 (Radeon RX 7900 XTX, 0000:03:00.0)`.
 fn gpu_label(g: &crate::host::Gpu) -> String {
-    format!(
-        "{} at {}",
-        g.name.as_deref().unwrap_or(&format!("GPU {}", g.device_id)),
-        g.pci_address
-    )
+    g.label()
 }

@@ -57,6 +57,19 @@ pub fn exec(
         ));
     }
     let plan = envplan::plan(&m, &inputs, release, o.device)?;
+    if let Some(d) = o.device {
+        // Name the GPU the index means, so a number is never taken on trust.
+        let amd_host = inputs
+            .iter()
+            .any(|g| g.vendor == crate::vendor::Vendor::Amd);
+        if let Some(g) = inputs
+            .iter()
+            .filter(|g| (g.vendor == crate::vendor::Vendor::Amd) == amd_host)
+            .nth(d)
+        {
+            let _ = writeln!(err, "rocmenv env: --device {d} is {}", g.label);
+        }
+    }
     for w in &plan.warnings {
         let _ = writeln!(err, "rocmenv: warning: {w}");
     }

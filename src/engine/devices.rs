@@ -68,6 +68,8 @@ pub struct DeviceMap {
     pub shm_size: u64,
     /// NVIDIA's device request.
     pub gpu_request: Option<GpuRequest>,
+    /// The GPUs the container gets, as messages name them (`GPU 0 (AMD Instinct MI210, 0000:e3:00.0)`).
+    pub gpus: Vec<String>,
 }
 
 /// The `/dev/shm` size: half the host's memory in whole GiB, between 1 and 16 GiB (8 GiB when unknown).
@@ -91,17 +93,23 @@ pub fn video_render_gids(etc_group: &str) -> Vec<u32> {
     out
 }
 
+/// `--gpu n` names no GPU: the error lists the ones that exist, each with its PCI address.
+fn no_such_gpu(n: usize, vendor: &str, gpus: &[&Gpu]) -> String {
+    let have: Vec<String> = gpus.iter().map(|g| g.label()).collect();
+    format!(
+        "GPU {n} does not exist; this host's {vendor} GPUs are {}",
+        have.join(", ")
+    )
+}
+
 /// The AMD GPUs a container gets, in KFD order: the `gpu`-th, else all but iGPUs that sit next to a discrete GPU.
 fn amd_selection(facts: &HostFacts, gpu: Option<usize>) -> Result<Vec<&Gpu>, String> {
-    let mut amd: Vec<&Gpu> = facts.amd_gpus().collect();
-    amd.sort_by_key(|g| (g.kfd_node.unwrap_or(u32::MAX), g.pci_address.clone()));
+    let amd: Vec<&Gpu> = facts.amd_gpus().collect();
     if let Some(n) = gpu {
-        return amd.get(n).map(|g| vec![*g]).ok_or_else(|| {
-            format!(
-                "GPU {n} does not exist; this host has {} AMD GPU(s), numbered from 0",
-                amd.len()
-            )
-        });
+        return amd
+            .get(n)
+            .map(|g| vec![*g])
+            .ok_or_else(|| no_such_gpu(n, "AMD", &amd));
     }
     let discrete = amd.iter().any(|g| g.integrated != Some(true));
     Ok(amd
@@ -127,15 +135,18 @@ pub fn device_map(
         ipc_host: false,
         shm_size: shm_size(facts.memory_bytes),
         gpu_request: None,
+        gpus: Vec::new(),
     };
     match vendor {
         DeviceVendor::Cpu => {}
         DeviceVendor::Amd => {
             let gpus = amd_selection(facts, gpu)?;
             if gpus.is_empty() {
-                return Err(
-                    "this host has no AMD GPU (use --vendor cpu, or run on a ROCm host)".into(),
-                );
+                return Err(if facts.wsl {
+                    "this WSL2 host has no AMD GPU on a PCI bus Linux can see: WSL2 reaches the GPU only through /dev/dxg, which rocmenv does not map (use --vendor cpu, or run on a Linux ROCm host)".into()
+                } else {
+                    "this host has no AMD GPU (use --vendor cpu, or run on a ROCm host)".into()
+                });
             }
             let kfd = facts.device_nodes.kfd.as_ref();
             m.devices
@@ -145,6 +156,7 @@ pub fn device_map(
                     format!("{} has no render node (is amdgpu loaded?)", g.pci_address)
                 })?;
                 m.devices.push(node);
+                m.gpus.push(g.label());
             }
             m.group_add = video_render_gids(etc_group);
             // Nodes owned by another group (some distributions) still need that group.
@@ -172,8 +184,10 @@ pub fn device_map(
                 );
             }
             if let Some(n) = gpu.filter(|n| *n >= count) {
-                return Err(format!(
-                    "GPU {n} does not exist; this host has {count} NVIDIA GPU(s), numbered from 0"
+                return Err(no_such_gpu(
+                    n,
+                    "NVIDIA",
+                    &facts.nvidia_gpus().collect::<Vec<_>>(),
                 ));
             }
             let nvidia_cdi = facts
@@ -181,6 +195,11 @@ pub fn device_map(
                 .cdi_specs
                 .iter()
                 .any(|s| s.kind.as_deref() == Some("nvidia.com/gpu"));
+            m.gpus = facts
+                .nvidia_gpus()
+                .filter(|g| gpu.is_none_or(|n| g.index == n))
+                .map(|g| g.label())
+                .collect();
             m.gpu_request = Some(if daemon_cdi && nvidia_cdi {
                 GpuRequest {
                     driver: "cdi".into(),
@@ -248,7 +267,14 @@ mod tests {
             vec!["/dev/kfd".to_string(), all.devices[3].clone()]
         );
         let err = device_map(&f, DeviceVendor::Amd, Some(4), &g, false).unwrap_err();
-        assert!(err.contains("4 AMD GPU(s)"), "{err}");
+        // The error lists the GPUs that exist by the numbers --gpu takes, each with its PCI address.
+        for g in f.amd_gpus() {
+            assert!(err.contains(&g.label()), "{err}");
+        }
+        assert!(
+            err.starts_with("GPU 4 does not exist; this host's AMD GPUs are GPU 0 ("),
+            "{err}"
+        );
     }
 
     #[test]

@@ -96,6 +96,7 @@ mod tests {
             ipc_host: true,
             shm_size: 8 << 30,
             gpu_request: None,
+            gpus: Vec::new(),
         };
         assert_eq!(
             docker_run_line(&spec(m)),
@@ -120,6 +121,7 @@ mod tests {
                 device_ids: vec!["0".into(), "2".into()],
                 capabilities: vec![vec!["gpu".into()]],
             }),
+            gpus: Vec::new(),
         };
         assert!(docker_run_line(&spec(m.clone())).contains(r#"--gpus='"device=0,2"'"#));
         m.gpu_request = Some(GpuRequest {

@@ -95,6 +95,10 @@ pub struct OsFacts {
 pub struct Gpu {
     /// `amd` or `nvidia`.
     pub vendor: Vendor,
+    /// The GPU's number within its vendor, as the runtime counts: AMD in KFD topology node order (what
+    /// `HIP_VISIBLE_DEVICES` / `ROCR_VISIBLE_DEVICES` index), NVIDIA in PCI bus order (what `nvidia-smi`,
+    /// `docker run --gpus device=N` and `CUDA_DEVICE_ORDER=PCI_BUS_ID` index). See `number_gpus`.
+    pub index: usize,
     /// PCI address, `0000:03:00.0`.
     pub pci_address: String,
     /// PCI device id, `0x744c`.
@@ -123,11 +127,27 @@ pub struct Gpu {
     pub driver: Option<String>,
 }
 
+impl Gpu {
+    /// How every message names a GPU: its number, as `--gpu`, `--device` and `HIP_VISIBLE_DEVICES` take it, with
+    /// the name and the PCI address (`GPU 0 (AMD Instinct MI210, 0000:e3:00.0)`).
+    pub fn label(&self) -> String {
+        let name = self.name.clone().unwrap_or_else(|| {
+            let vendor = match self.vendor {
+                Vendor::Amd => "AMD",
+                Vendor::Nvidia => "NVIDIA",
+            };
+            format!("{vendor} {}", self.device_id)
+        });
+        format!("GPU {} ({name}, {})", self.index, self.pci_address)
+    }
+}
+
 impl Serialize for Gpu {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap;
         let mut m = s.serialize_map(None)?;
         m.serialize_entry("vendor", &self.vendor)?;
+        m.serialize_entry("index", &self.index)?;
         m.serialize_entry("pci_address", &self.pci_address)?;
         m.serialize_entry("device_id", &self.device_id)?;
         m.serialize_entry("name", &self.name)?;

@@ -76,10 +76,9 @@ fn gpu_table(r: &DoctorReport, out: &mut dyn Write) -> std::io::Result<()> {
         .facts
         .gpus
         .iter()
-        .enumerate()
-        .map(|(i, g)| {
+        .map(|g| {
             [
-                i.to_string(),
+                g.index.to_string(),
                 g.name
                     .clone()
                     .unwrap_or_else(|| format!("unknown {}", g.device_id))

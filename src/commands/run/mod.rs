@@ -213,13 +213,35 @@ pub fn plan_run(
             DeviceVendor::Cpu => 0,
         };
         if n >= count {
-            return Err(usage(
-                "--gpu",
-                format!(
-                    "GPU {n} does not exist: this host has {amd} AMD and {nvidia} NVIDIA GPU(s), numbered from 0{}",
-                    if vendor == DeviceVendor::Cpu { " (and --vendor cpu maps none)" } else { "" }
+            let have = |gpus: Vec<&crate::host::Gpu>| {
+                gpus.iter()
+                    .map(|g| g.label())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            };
+            let why = match vendor {
+                _ if facts.gpus.is_empty() => {
+                    format!("GPU {n} does not exist; this host has no GPU")
+                }
+                DeviceVendor::Cpu => {
+                    format!("--vendor cpu maps no GPU, so GPU {n} cannot be given")
+                }
+                DeviceVendor::Amd if amd == 0 => {
+                    format!("GPU {n} does not exist; this host has no AMD GPU")
+                }
+                DeviceVendor::Nvidia if nvidia == 0 => {
+                    format!("GPU {n} does not exist; this host has no NVIDIA GPU")
+                }
+                DeviceVendor::Amd => format!(
+                    "GPU {n} does not exist; this host's AMD GPUs are {}",
+                    have(facts.amd_gpus().collect())
                 ),
-            ));
+                DeviceVendor::Nvidia => format!(
+                    "GPU {n} does not exist; this host's NVIDIA GPUs are {}",
+                    have(facts.nvidia_gpus().collect())
+                ),
+            };
+            return Err(usage("--gpu", why));
         }
     }
     let mut env: Vec<(String, String)> = Vec::new();
@@ -252,6 +274,11 @@ pub fn plan_run(
     let groups = root.read_text("/etc/group").unwrap_or_default();
     let devices = engine::device_map(&facts, vendor, o.gpu, &groups, daemon_cdi)
         .map_err(|e| usage("--vendor", e))?;
+    if !devices.gpus.is_empty() {
+        let _ = writeln!(err, "rocmenv run: maps {}", devices.gpus.join(", "));
+    } else if facts.wsl && o.vendor.is_none() {
+        let _ = writeln!(err, "rocmenv run: note: WSL2 reaches the GPU only through /dev/dxg, which rocmenv does not map: this runs on the CPU");
+    }
     Ok(RunSpec {
         image: o.image.clone(),
         command: o.command.clone(),

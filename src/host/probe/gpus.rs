@@ -77,6 +77,7 @@ pub(super) fn probe_pci(root: &HostRoot, f: &mut HostFacts) {
         let driver = root.link_name(&format!("{dir}/driver")).ok();
         let mut gpu = Gpu {
             vendor,
+            index: 0,
             pci_address: bdf.clone(),
             device_id,
             name: None,
@@ -159,6 +160,7 @@ pub(super) fn probe_kfd(root: &HostRoot, f: &mut HostFacts) {
                 };
                 f.gpus.push(Gpu {
                     vendor: Vendor::Amd,
+                    index: 0,
                     pci_address: b,
                     device_id: node
                         .device_id()
@@ -187,7 +189,44 @@ pub(super) fn probe_kfd(root: &HostRoot, f: &mut HostFacts) {
             g.render_node = render;
         }
     }
-    f.gpus.sort_by(|a, b| a.pci_address.cmp(&b.pci_address));
+}
+
+/// Orders `f.gpus` and numbers each within its vendor, the way the runtimes do, so doctor's table, `run --gpu`,
+/// `env --device` and every message use one numbering.
+///
+/// AMD: ROCr registers a GPU agent per KFD topology node, walking nodes from 0 up
+/// (`ROCm/ROCR-Runtime@291bd2aae7f0077bd0fee9afd6d5ec02605c1ccb:src/core/runtime/amd_topology.cpp`, `BuildTopology`),
+/// and HIP numbers its devices, and `HIP_VISIBLE_DEVICES` / `ROCR_VISIBLE_DEVICES` count, in that agent order
+/// (https://rocm.docs.amd.com/en/latest/conceptual/gpu-isolation.html). A GPU without a KFD node (amdgpu not
+/// loaded, a tree without KFD) follows them in PCI order: a guess, since the runtime sees none of them.
+/// NVIDIA: PCI bus order, as NVML, `nvidia-smi`, the container toolkit's `NVIDIA_VISIBLE_DEVICES` and
+/// `CUDA_DEVICE_ORDER=PCI_BUS_ID` count; CUDA's default `FASTEST_FIRST` may differ
+/// (https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#cuda-environment-variables).
+pub(super) fn number_gpus(f: &mut HostFacts) {
+    f.gpus.sort_by(|a, b| {
+        let key = |g: &Gpu| {
+            (
+                g.vendor != Vendor::Amd,
+                if g.vendor == Vendor::Amd {
+                    g.kfd_node.unwrap_or(u32::MAX)
+                } else {
+                    0
+                },
+                g.pci_address.clone(),
+            )
+        };
+        key(a).cmp(&key(b))
+    });
+    let (mut amd, mut nvidia) = (0, 0);
+    for g in &mut f.gpus {
+        let next = if g.vendor == Vendor::Amd {
+            &mut amd
+        } else {
+            &mut nvidia
+        };
+        g.index = *next;
+        *next += 1;
+    }
 }
 
 pub(super) fn probe_drm(root: &HostRoot, f: &mut HostFacts) {

@@ -100,6 +100,7 @@ pub fn probe(root: &HostRoot, session: &dyn Session, opts: &ProbeOptions) -> Hos
     if opts.deep {
         probe_tools_output(session, &mut f);
     }
+    gpus::number_gpus(&mut f);
     f
 }
 
