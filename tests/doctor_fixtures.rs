@@ -394,3 +394,25 @@ fn rhel_94_with_two_rocm_installs_side_by_side() {
     );
     snapshot("rhel94-mi300x-x8-rocm-6.2", &r);
 }
+
+/// Issue 10: the no-GPU tree printed "- no AMD GPU" twice under Device nodes and two identical "not checked under
+/// --sysroot" lines under GPU runtimes. Every finding's line says what it is about, so no two are the same.
+#[test]
+fn no_two_findings_print_the_same_line() {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/hosts");
+    for e in std::fs::read_dir(dir).unwrap() {
+        let name = e.unwrap().file_name().to_string_lossy().into_owned();
+        if !fixture(&name).join("sys").is_dir() {
+            continue;
+        }
+        let r = doctor(&name, None);
+        let mut seen = std::collections::HashSet::new();
+        for f in &r.findings {
+            assert!(
+                seen.insert(f.summary.clone()),
+                "{name}: `{}` printed twice",
+                f.summary
+            );
+        }
+    }
+}

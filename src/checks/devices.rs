@@ -97,7 +97,7 @@ fn access_finding(cx: &Context, id: &'static str, nodes: &[&DeviceNode], what: &
 fn kfd(cx: &Context) -> Finding {
     const ID: &str = "devices.kfd";
     if cx.facts.amd_gpus().next().is_none() {
-        return Finding::new(ID, AREA, Status::Skip, "no AMD GPU");
+        return Finding::new(ID, AREA, Status::Skip, "/dev/kfd: not needed, no AMD GPU");
     }
     match &cx.facts.device_nodes.kfd {
         None => Finding::new(ID, AREA, Status::Fail, "/dev/kfd does not exist")
@@ -111,7 +111,7 @@ fn render(cx: &Context) -> Finding {
     const ID: &str = "devices.render";
     let amd: Vec<_> = cx.facts.amd_gpus().collect();
     if amd.is_empty() {
-        return Finding::new(ID, AREA, Status::Skip, "no AMD GPU");
+        return Finding::new(ID, AREA, Status::Skip, "render nodes: not needed, no AMD GPU");
     }
     let mut missing = Vec::new();
     let mut nodes = Vec::new();
@@ -139,7 +139,7 @@ fn render(cx: &Context) -> Finding {
 fn nvidia(cx: &Context) -> Finding {
     const ID: &str = "devices.nvidia";
     if cx.facts.nvidia_gpus().next().is_none() {
-        return Finding::new(ID, AREA, Status::Skip, "no NVIDIA GPU");
+        return Finding::new(ID, AREA, Status::Skip, "NVIDIA device nodes: not needed, no NVIDIA GPU");
     }
     let nodes = &cx.facts.device_nodes.nvidia;
     if !nodes.iter().any(|n| n.path == "/dev/nvidiactl") {

@@ -12,7 +12,7 @@ pub(super) fn check(cx: &Context) -> Vec<Finding> {
 fn amdgpu_loaded(cx: &Context) -> Finding {
     const ID: &str = "driver.amdgpu-loaded";
     if cx.facts.amd_gpus().next().is_none() {
-        return Finding::new(ID, AREA, Status::Skip, "no AMD GPU");
+        return Finding::new(ID, AREA, Status::Skip, "amdgpu: not needed, no AMD GPU");
     }
     let d = cx.facts.amdgpu_driver.as_ref();
     let bound: Vec<String> = cx
@@ -75,7 +75,7 @@ fn window(r: &crate::matrix::RocmRelease) -> String {
 fn amdgpu_version(cx: &Context) -> Finding {
     const ID: &str = "driver.amdgpu-version";
     let Some(t) = &cx.target.rocm else {
-        return Finding::new(ID, AREA, Status::Skip, "no ROCm target");
+        return Finding::new(ID, AREA, Status::Skip, "amdgpu against ROCm: not checked, no ROCm target");
     };
     let r = t.release;
     let Some(d) = cx.facts.amdgpu_driver.as_ref().filter(|d| d.loaded) else {
@@ -152,9 +152,9 @@ fn nvidia(cx: &Context) -> Finding {
             AREA,
             Status::Skip,
             if has {
-                "no CUDA target"
+                "NVIDIA driver: no CUDA target to check it against"
             } else {
-                "no NVIDIA GPU"
+                "NVIDIA driver: not needed, no NVIDIA GPU"
             },
         );
     };
@@ -164,7 +164,7 @@ fn nvidia(cx: &Context) -> Finding {
                 .detail("nvidia-smi would say it `couldn't communicate with the NVIDIA driver`")
                 .fix("install the driver (e.g. sudo apt install nvidia-driver-570-server or the CUDA repo's cuda-drivers), then reboot; check `sudo dmesg | grep -i nvrm`")
         } else {
-            Finding::new(ID, AREA, Status::Skip, "no NVIDIA GPU")
+            Finding::new(ID, AREA, Status::Skip, "NVIDIA driver: not needed, no NVIDIA GPU")
         };
     };
     let Ok(have) = d.version.parse::<DriverVersion>() else {

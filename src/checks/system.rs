@@ -143,7 +143,7 @@ fn check_os(cx: &Context) -> Finding {
             ID,
             AREA,
             Status::Skip,
-            "no ROCm target (the target is CUDA)",
+            "distribution against ROCm: not checked, the target is CUDA",
         );
     };
     let r = t.release;
@@ -207,7 +207,7 @@ fn check_kernel(cx: &Context) -> Finding {
             ID,
             AREA,
             Status::Skip,
-            "no ROCm target (the target is CUDA)",
+            "kernel against ROCm: not checked, the target is CUDA",
         );
     };
     let r = t.release;
