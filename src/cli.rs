@@ -617,3 +617,35 @@ pub enum MatrixCommand {
     /// Validate the matrices (--matrices DIR, or the built-in set) and print what they hold.
     Check,
 }
+
+/// The exit code for arguments clap refused: `run` exits like `docker run` (125 when its own flags are wrong),
+/// every other command 2. `args` are the process arguments without the program name.
+pub fn usage_exit_code<S: AsRef<str>>(args: &[S]) -> i32 {
+    let mut it = args.iter().map(AsRef::as_ref);
+    while let Some(a) = it.next() {
+        if a == "--matrices" {
+            it.next();
+        } else if !a.starts_with('-') {
+            return if a == "run" {
+                crate::error::EXIT_RUN_FAILED
+            } else {
+                crate::error::EXIT_USAGE
+            };
+        }
+    }
+    crate::error::EXIT_USAGE
+}
+
+#[cfg(test)]
+mod usage_tests {
+    use super::usage_exit_code;
+
+    #[test]
+    fn run_refuses_flags_like_docker_run() {
+        assert_eq!(usage_exit_code(&["run", "--bogus"]), 125);
+        assert_eq!(usage_exit_code(&["--matrices", "run", "doctor", "--x"]), 2);
+        assert_eq!(usage_exit_code(&["--matrices=m", "run", "--x"]), 125);
+        assert_eq!(usage_exit_code(&["doctor", "--bogus"]), 2);
+        assert_eq!(usage_exit_code(&["--bogus"]), 2);
+    }
+}

@@ -1,14 +1,18 @@
 //! The `rocmenv` binary: parse arguments, dispatch to the command, map the error to an exit code.
 
 use clap::Parser;
-use rocmenv::cli::Cli;
-use rocmenv::error::EXIT_USAGE;
+use rocmenv::cli::{usage_exit_code, Cli};
 
 fn main() {
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {
-            let code = if e.use_stderr() { EXIT_USAGE } else { 0 };
+            let args: Vec<String> = std::env::args().skip(1).collect();
+            let code = if e.use_stderr() {
+                usage_exit_code(&args)
+            } else {
+                0
+            };
             let _ = e.print();
             std::process::exit(code);
         }

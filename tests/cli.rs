@@ -804,3 +804,22 @@ fn doctor_run_and_env_number_gpus_alike() {
         }
     }
 }
+
+/// Issue 10: `run --help` promises docker's 125 when rocmenv itself fails, but clap refused `run`'s flags with 2.
+#[test]
+fn run_refuses_bad_flags_with_125_like_docker_run() {
+    for args in [
+        &["run", "--bogus", "--image", "x", "--", "true"][..],
+        &["run", "--timeout", "abc", "--image", "x", "--", "true"],
+        &["--matrices", "m", "run", "--memory"],
+    ] {
+        let o = rocmenv(args);
+        assert_eq!(o.status.code(), Some(125), "{args:?}: {}", stderr(&o));
+        assert!(stderr(&o).contains("error:"), "{}", stderr(&o));
+    }
+    let o = rocmenv(&["doctor", "--bogus"]);
+    assert_eq!(o.status.code(), Some(2));
+    let o = rocmenv(&["run", "--help"]);
+    assert_eq!(o.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("125 rocmenv itself"));
+}

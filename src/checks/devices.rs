@@ -111,7 +111,12 @@ fn render(cx: &Context) -> Finding {
     const ID: &str = "devices.render";
     let amd: Vec<_> = cx.facts.amd_gpus().collect();
     if amd.is_empty() {
-        return Finding::new(ID, AREA, Status::Skip, "render nodes: not needed, no AMD GPU");
+        return Finding::new(
+            ID,
+            AREA,
+            Status::Skip,
+            "render nodes: not needed, no AMD GPU",
+        );
     }
     let mut missing = Vec::new();
     let mut nodes = Vec::new();
@@ -139,7 +144,12 @@ fn render(cx: &Context) -> Finding {
 fn nvidia(cx: &Context) -> Finding {
     const ID: &str = "devices.nvidia";
     if cx.facts.nvidia_gpus().next().is_none() {
-        return Finding::new(ID, AREA, Status::Skip, "NVIDIA device nodes: not needed, no NVIDIA GPU");
+        return Finding::new(
+            ID,
+            AREA,
+            Status::Skip,
+            "NVIDIA device nodes: not needed, no NVIDIA GPU",
+        );
     }
     let nodes = &cx.facts.device_nodes.nvidia;
     if !nodes.iter().any(|n| n.path == "/dev/nvidiactl") {

@@ -75,7 +75,12 @@ fn window(r: &crate::matrix::RocmRelease) -> String {
 fn amdgpu_version(cx: &Context) -> Finding {
     const ID: &str = "driver.amdgpu-version";
     let Some(t) = &cx.target.rocm else {
-        return Finding::new(ID, AREA, Status::Skip, "amdgpu against ROCm: not checked, no ROCm target");
+        return Finding::new(
+            ID,
+            AREA,
+            Status::Skip,
+            "amdgpu against ROCm: not checked, no ROCm target",
+        );
     };
     let r = t.release;
     let Some(d) = cx.facts.amdgpu_driver.as_ref().filter(|d| d.loaded) else {
@@ -164,7 +169,12 @@ fn nvidia(cx: &Context) -> Finding {
                 .detail("nvidia-smi would say it `couldn't communicate with the NVIDIA driver`")
                 .fix("install the driver (e.g. sudo apt install nvidia-driver-570-server or the CUDA repo's cuda-drivers), then reboot; check `sudo dmesg | grep -i nvrm`")
         } else {
-            Finding::new(ID, AREA, Status::Skip, "NVIDIA driver: not needed, no NVIDIA GPU")
+            Finding::new(
+                ID,
+                AREA,
+                Status::Skip,
+                "NVIDIA driver: not needed, no NVIDIA GPU",
+            )
         };
     };
     let Ok(have) = d.version.parse::<DriverVersion>() else {

@@ -411,7 +411,12 @@ fn igpu_with_dgpu(cx: &Context) -> Finding {
         .filter(|(_, g)| g.integrated != Some(true))
         .collect();
     if amd.is_empty() {
-        return Finding::new(ID, AREA, Status::Skip, "iGPU next to a discrete GPU: no AMD GPU");
+        return Finding::new(
+            ID,
+            AREA,
+            Status::Skip,
+            "iGPU next to a discrete GPU: no AMD GPU",
+        );
     }
     if igpus.is_empty() {
         return Finding::new(

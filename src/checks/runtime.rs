@@ -9,8 +9,18 @@ pub(super) fn check(cx: &Context) -> Vec<Finding> {
     let Some(r) = cx.runtime else {
         let why = "not checked under --sysroot (the runtimes of the host running rocmenv are not the tree's)";
         return vec![
-            Finding::new("runtime.hip", AREA, Status::Skip, format!("HIP runtime: {why}")),
-            Finding::new("runtime.cuda", AREA, Status::Skip, format!("CUDA runtime: {why}")),
+            Finding::new(
+                "runtime.hip",
+                AREA,
+                Status::Skip,
+                format!("HIP runtime: {why}"),
+            ),
+            Finding::new(
+                "runtime.cuda",
+                AREA,
+                Status::Skip,
+                format!("CUDA runtime: {why}"),
+            ),
         ];
     };
     vec![

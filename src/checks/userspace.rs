@@ -12,7 +12,12 @@ pub(super) fn check(cx: &Context) -> Vec<Finding> {
 fn rocm(cx: &Context) -> Finding {
     const ID: &str = "rocm.installed";
     let Some(t) = &cx.target.rocm else {
-        return Finding::new(ID, AREA, Status::Skip, "ROCm user space: not checked, no ROCm target");
+        return Finding::new(
+            ID,
+            AREA,
+            Status::Skip,
+            "ROCm user space: not checked, no ROCm target",
+        );
     };
     let r = t.release;
     let installs = &cx.facts.rocm_installs;
