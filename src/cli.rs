@@ -227,7 +227,9 @@ pub struct StackArgs {
     /// ngc: the host's NVIDIA driver version, instead of detecting it.
     #[arg(long, value_name = "VERSION")]
     pub driver: Option<String>,
-    /// cpu: start from this (locally imported) image instead of debian:bookworm-slim.
+    /// Start from this image: cpu, any Debian-based image with python3-torch in its apt sources (default
+    /// debian:bookworm-slim); rocm and ngc, your copy (a mirror or a `docker load`ed image) of the one the
+    /// matrices pick, which the variables and checks still assume. Pinned: a tag other than `latest`, or a digest.
     #[arg(long, value_name = "IMAGE")]
     pub base: Option<String>,
     /// Add a pip package (name with an optional version specifier; repeatable).

@@ -108,7 +108,7 @@ pub enum Error {
         why: String,
     },
     /// An image is not in the daemon's store and could not be pulled (no registry).
-    #[error("image {image} is not available locally and could not be pulled ({why}): load it with `docker load -i FILE.tar` (or `docker import`), or use another image (`--base IMAGE` when building a stack)")]
+    #[error("image {image} is not available locally and could not be pulled ({why}): load it with `docker load -i FILE.tar` (or `docker import`), or build from a copy of it (`--base MIRROR/IMAGE:TAG`, on any stack)")]
     ImageMissing {
         /// The image reference.
         image: String,

@@ -118,15 +118,6 @@ fn validate_request(req: &DockerfileRequest) -> Result<(), Error> {
             message: format!("does not apply to the {} stack", req.stack),
         });
     }
-    if req.base.is_some() && req.stack != Stack::Cpu {
-        return Err(Error::Usage {
-            flag: "base".into(),
-            message: format!(
-                "only the cpu stack takes a base image; the {} stack's base comes from the matrices",
-                req.stack
-            ),
-        });
-    }
     Ok(())
 }
 

@@ -51,7 +51,7 @@ pub struct DockerfileRequest {
     pub ngc: Option<String>,
     /// The host's NVIDIA driver or `--driver` (ngc stack).
     pub driver: Option<DriverVersion>,
-    /// `--base IMAGE` (cpu stack): a locally imported Debian-based image instead of `debian:bookworm-slim`.
+    /// `--base IMAGE`: for cpu, a Debian-based image instead of `debian:bookworm-slim`; for rocm and ngc, a copy of the picked image.
     pub base: Option<String>,
     /// `--pip PKG`, repeatable.
     pub pip: Vec<String>,

@@ -155,17 +155,51 @@ fn ngc_auto_pick_fits_the_driver() {
 }
 
 #[test]
-fn cpu_base_must_be_pinned() {
-    for unpinned in ["debian", "debian:latest", "localhost:5000/debian"] {
-        let mut r = req(Stack::Cpu);
-        r.base = Some(unpinned.into());
-        let (flag, message) = usage(&r);
-        assert_eq!(flag, "base");
-        assert!(message.contains("not pinned"), "{message}");
+fn every_base_must_be_pinned() {
+    for stack in [Stack::Cpu, Stack::Rocm, Stack::Ngc] {
+        for unpinned in ["debian", "debian:latest", "localhost:5000/debian"] {
+            let mut r = req(stack);
+            r.base = Some(unpinned.into());
+            let (flag, message) = usage(&r);
+            assert_eq!(flag, "base");
+            assert!(message.contains("not pinned"), "{message}");
+        }
     }
-    let mut r = req(Stack::Rocm);
-    r.base = Some("debian:bookworm".into());
-    assert_eq!(usage(&r).0, "base");
+}
+
+/// Issue 10: without a registry, `build --stack rocm` advised `--base IMAGE`, which the rocm stack refused. Now
+/// `--base` names a copy (a mirror, a loaded image) of the image the matrices pick: FROM changes, the facts stay.
+#[test]
+fn rocm_and_ngc_take_a_copy_of_their_base() {
+    let m = Matrices::embedded().unwrap();
+    for (stack, mirror) in [
+        (Stack::Rocm, "registry.local:5000/rocm/pytorch:mirrored"),
+        (Stack::Ngc, "registry.local:5000/nvidia/pytorch:mirrored"),
+    ] {
+        let picked = select_base(&req(stack), &m).unwrap();
+        let mut r = req(stack);
+        r.base = Some(mirror.into());
+        let b = select_base(&r, &m).unwrap();
+        assert_eq!(b.reference, mirror);
+        assert_eq!(b.matrix_release, picked.matrix_release);
+        assert_eq!(
+            (&b.rocm, &b.cuda, &b.pytorch),
+            (&picked.rocm, &picked.cuda, &picked.pytorch)
+        );
+        assert!(
+            b.notes
+                .iter()
+                .any(|n| n.contains(&picked.reference) && n.contains("(--base)")),
+            "{:?}",
+            b.notes
+        );
+        let out = render(&r, &m).unwrap();
+        assert!(
+            out.dockerfile.contains(&format!("\nFROM {mirror}\n")),
+            "{}",
+            out.dockerfile
+        );
+    }
 }
 
 /// A copy of the shipped matrices with `from` replaced by `to` in `file`.

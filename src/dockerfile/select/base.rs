@@ -31,6 +31,32 @@ pub struct BaseImage {
     pub notes: Vec<String>,
 }
 
+/// `--base` on the rocm or ngc stack: the matrices still pick the release (ROCm, PyTorch, CUDA versions, and so the
+/// variables and checks), and the Dockerfile starts `FROM` the user's copy of that image: a registry mirror, or an
+/// image `docker load`ed where Docker Hub or nvcr.io is out of reach. It must be pinned, like every base.
+pub(crate) fn replaced(picked: BaseImage, base: &str) -> Result<BaseImage, Error> {
+    let parsed = sanitize::image_reference("base", base)?;
+    if parsed.digest.is_none() && parsed.tag.as_deref().is_none_or(|t| t == "latest") {
+        return Err(Error::Usage {
+            flag: "base".into(),
+            message: format!(
+                "`{base}` is not pinned; name a tag other than `latest` (or a digest) so the build is reproducible"
+            ),
+        });
+    }
+    let mut notes = picked.notes;
+    notes.push(format!(
+        "FROM {base} (--base) in place of {}: it must be that image (a mirror or a loaded copy), since the variables and checks assume {}",
+        picked.reference, picked.matrix_release
+    ));
+    Ok(BaseImage {
+        reference: base.to_string(),
+        digest: parsed.digest,
+        notes,
+        ..picked
+    })
+}
+
 /// A `FROM` reference from matrix data, checked like user input because `--matrices` is user input.
 pub(crate) fn pinned(
     repository: &str,

@@ -15,9 +15,13 @@ use crate::matrix::Matrices;
 
 /// Picks the base image for `req` from `m`, or says why none fits and what would.
 pub fn select_base(req: &DockerfileRequest, m: &Matrices) -> Result<BaseImage, Error> {
-    match req.stack {
-        Stack::Rocm => rocm::select_rocm(req, m),
-        Stack::Ngc => ngc::select_ngc(req, m),
-        Stack::Cpu => cpu::select_cpu(req),
+    let picked = match req.stack {
+        Stack::Rocm => rocm::select_rocm(req, m)?,
+        Stack::Ngc => ngc::select_ngc(req, m)?,
+        Stack::Cpu => return cpu::select_cpu(req),
+    };
+    match &req.base {
+        Some(b) => base::replaced(picked, b),
+        None => Ok(picked),
     }
 }
