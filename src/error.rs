@@ -107,6 +107,24 @@ pub enum Error {
         /// What the connection said.
         why: String,
     },
+    /// A Docker context named by `DOCKER_CONTEXT` or `currentContext` cannot be used.
+    #[error("docker context {name} (named by {via}): {why}")]
+    DockerContext {
+        /// The context's name.
+        name: String,
+        /// What named it: `DOCKER_CONTEXT`, or `currentContext in PATH`.
+        via: String,
+        /// What is wrong with it.
+        why: String,
+    },
+    /// The daemon's endpoint speaks (or needs) TLS and the connection could not be made with the files given.
+    #[error("TLS to the container engine at {endpoint} failed: {why}")]
+    DockerTls {
+        /// The endpoint, with where its certificates come from.
+        endpoint: String,
+        /// The cause, naming the file to fix.
+        why: String,
+    },
     /// An image is not in the daemon's store and could not be pulled (no registry).
     #[error("image {image} is not available locally and could not be pulled ({why}): load it with `docker load -i FILE.tar` (or `docker import`), or build from a copy of it (`--base MIRROR/IMAGE:TAG`, on any stack)")]
     ImageMissing {
@@ -193,6 +211,8 @@ impl Error {
             | Error::Io { .. }
             | Error::Environment(_)
             | Error::DaemonUnreachable { .. }
+            | Error::DockerContext { .. }
+            | Error::DockerTls { .. }
             | Error::ImageMissing { .. }
             | Error::Engine(_) => EXIT_ENVIRONMENT,
             Error::NoGpu(_) | Error::BuildFailed { .. } => EXIT_FAILED,

@@ -26,12 +26,25 @@ fn daemon(cx: &Context) -> Finding {
         Err(e) => {
             let installed = cx.facts.tools.get("docker").is_some_and(|t| t.is_some())
                 || cx.facts.tools.get("podman").is_some_and(|t| t.is_some());
-            Finding::new(ID, AREA, if installed { Status::Fail } else { Status::Warn }, format!("no container engine answers at {}: {e}", d.endpoint))
-                .fix(if installed {
-                    "start it: sudo systemctl start docker (or `podman system service --time=0 unix:///run/podman.sock` and set DOCKER_HOST)"
+            let finding = Finding::new(
+                ID,
+                AREA,
+                if installed {
+                    Status::Fail
                 } else {
-                    "install Docker Engine (sudo apt install docker.io) to build and smoke-test images"
-                })
+                    Status::Warn
+                },
+                format!("no container engine answers at {}: {e}", d.endpoint),
+            );
+            // A misconfigured endpoint (TLS files, a context) is fixed there, not by starting a daemon.
+            if let Some(fix) = &d.fix {
+                return finding.fix(fix.clone());
+            }
+            finding.fix(if installed {
+                "start it: sudo systemctl start docker (or `podman system service --time=0 unix:///run/podman.sock` and set DOCKER_HOST)"
+            } else {
+                "install Docker Engine (sudo apt install docker.io) to build and smoke-test images"
+            })
         }
     }
 }

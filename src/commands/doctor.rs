@@ -44,10 +44,8 @@ pub fn build_report(opts: &DoctorOptions) -> Result<DoctorReport, Error> {
         &ProbeOptions { deep: opts.deep },
     );
     let target = target::resolve(opts.target.as_ref(), &matrices, &facts)?;
-    let docker = (root.is_live() && !opts.no_docker).then(|| {
-        let host = facts.env.get("DOCKER_HOST").map(String::as_str);
-        crate::engine::docker_status(&crate::engine::endpoint_from_env(host))
-    });
+    // The same resolution `run` and `build` use: DOCKER_HOST and its TLS variables, a Docker context, the sockets.
+    let docker = (root.is_live() && !opts.no_docker).then(crate::engine::docker_status_from_env);
     // The runtimes are the host's own: ask them only when checking the running host.
     let runtime = root
         .is_live()

@@ -1,5 +1,7 @@
 //! Finding and connecting to a Docker-compatible daemon (Docker or Podman), with the API version negotiated down.
 
+use super::endpoint::Endpoint;
+use super::tls;
 use crate::error::Error;
 use bollard::Docker;
 use serde::Serialize;
@@ -49,18 +51,22 @@ pub fn resolve_endpoint(
         .unwrap_or_else(|| DEFAULT_SOCKET.to_string())
 }
 
-/// The endpoint `DOCKER_HOST` names, else the first socket that exists (Docker's, then Podman's).
-pub fn endpoint_from_env(docker_host: Option<&str>) -> String {
-    let xdg = std::env::var("XDG_RUNTIME_DIR").ok();
-    resolve_endpoint(docker_host, xdg.as_deref(), &|p| p.exists())
-}
-
 impl Engine {
-    /// Connects to `endpoint` (`unix://PATH`, a bare socket path, `tcp://HOST:PORT` or `http://…`) and negotiates the
-    /// API version, so daemons from Docker 20.10 (API 1.41) to current answer.
+    /// Connects to `endpoint` (`unix://PATH`, a bare socket path, `tcp://HOST:PORT` or `http://…`, no TLS) and
+    /// negotiates the API version, so daemons from Docker 20.10 (API 1.41) to current answer.
     pub fn connect(endpoint: &str) -> Result<Engine, Error> {
+        Engine::connect_to(&Endpoint::plain(endpoint))
+    }
+
+    /// Connects to a resolved endpoint, over TLS when it carries TLS files, and negotiates the API version.
+    pub fn connect_to(ep: &Endpoint) -> Result<Engine, Error> {
+        let shown = ep.to_string();
         let unreachable = |why: String| Error::DaemonUnreachable {
-            endpoint: endpoint.to_string(),
+            endpoint: shown.clone(),
+            why,
+        };
+        let tls_failed = |why: String| Error::DockerTls {
+            endpoint: shown.clone(),
             why,
         };
         let rt = tokio::runtime::Builder::new_current_thread()
@@ -68,40 +74,56 @@ impl Engine {
             .build()
             .map_err(|e| Error::Engine(format!("cannot start the async runtime: {e}")))?;
         let v = bollard::API_DEFAULT_VERSION;
-        let docker = if let Some(path) = endpoint
+        let host = ep.host.as_str();
+        let docker = if let Some(t) = &ep.tls {
+            tls::client(host, t, REQUEST_TIMEOUT_S).map_err(tls_failed)?
+        } else if let Some(path) = host
             .strip_prefix("unix://")
-            .or_else(|| endpoint.starts_with('/').then_some(endpoint))
+            .or_else(|| host.starts_with('/').then_some(host))
         {
             if !Path::new(path).exists() {
                 return Err(unreachable(format!("{path} does not exist")));
             }
             Docker::connect_with_unix(path, REQUEST_TIMEOUT_S, v)
-        } else if endpoint.starts_with("tcp://") || endpoint.starts_with("http://") {
-            Docker::connect_with_http(endpoint, REQUEST_TIMEOUT_S, v)
+                .map_err(|e| unreachable(e.to_string()))?
+        } else if host.starts_with("tcp://") || host.starts_with("http://") {
+            Docker::connect_with_http(host, REQUEST_TIMEOUT_S, v)
+                .map_err(|e| unreachable(e.to_string()))?
+        } else if host.starts_with("https://") {
+            return Err(tls_failed(format!(
+                "an https:// endpoint needs TLS files: set DOCKER_TLS_VERIFY=1 and DOCKER_CERT_PATH to the directory with {}",
+                tls::CERT_FILES
+            )));
         } else {
             return Err(unreachable(
-                "not a unix:// or tcp:// endpoint (TLS and ssh endpoints are not supported)".into(),
+                "not a unix://, tcp:// or https:// endpoint (ssh endpoints are not supported)"
+                    .into(),
             ));
-        }
-        .map_err(|e| unreachable(e.to_string()))?;
+        };
         let docker = rt
             .block_on(async {
                 tokio::time::timeout(CONNECT_TIMEOUT, docker.negotiate_version()).await
             })
             .map_err(|_| unreachable(format!("no answer within {} s", CONNECT_TIMEOUT.as_secs())))?
-            .map_err(|e| unreachable(describe(&e)))?;
+            .map_err(|e| match &ep.tls {
+                Some(t) => tls::explain(t, &e).map_or_else(|| unreachable(describe(&e)), tls_failed),
+                None if tls::is_http_to_https(&e) => tls_failed(format!(
+                    "the daemon speaks TLS on this port: set DOCKER_TLS_VERIFY=1 and DOCKER_CERT_PATH to the directory with {}",
+                    tls::CERT_FILES
+                )),
+                None => unreachable(describe(&e)),
+            })?;
         Ok(Engine {
             docker,
             rt,
-            endpoint: endpoint.to_string(),
+            endpoint: shown,
         })
     }
 
-    /// Connects to the endpoint `DOCKER_HOST` (or the default sockets) names.
+    /// Connects to the daemon the environment names, as the docker CLI resolves it: `DOCKER_HOST` with
+    /// `DOCKER_TLS_VERIFY`/`DOCKER_CERT_PATH`, a Docker context, or the local sockets.
     pub fn connect_default() -> Result<Engine, Error> {
-        Engine::connect(&endpoint_from_env(
-            std::env::var("DOCKER_HOST").ok().as_deref(),
-        ))
+        Engine::connect_to(&Endpoint::from_env()?)
     }
 
     /// The endpoint connected to.
@@ -164,16 +186,45 @@ impl Engine {
 }
 
 /// Asks the daemon at `endpoint` for its version and info (doctor's `docker.*` checks).
-pub fn docker_status(endpoint: &str) -> DockerStatus {
-    let result = Engine::connect(endpoint)
-        .and_then(|e| e.info())
-        .map_err(|e| match e {
-            Error::DaemonUnreachable { why, .. } => why,
-            other => other.to_string(),
-        });
+pub fn docker_status(endpoint: &Endpoint) -> DockerStatus {
+    let shown = endpoint.to_string();
+    match Engine::connect_to(endpoint).and_then(|e| e.info()) {
+        Ok(info) => DockerStatus {
+            endpoint: shown,
+            result: Ok(info),
+            fix: None,
+        },
+        Err(e) => status_error(shown, e),
+    }
+}
+
+/// The daemon this process's environment names (as `rocmenv run` and `build` resolve it), asked as `docker_status`.
+pub fn docker_status_from_env() -> DockerStatus {
+    match Endpoint::from_env() {
+        Ok(ep) => docker_status(&ep),
+        Err(e) => status_error(String::new(), e),
+    }
+}
+
+fn status_error(shown: String, e: Error) -> DockerStatus {
+    let (endpoint, why, fix) = match e {
+        Error::DaemonUnreachable { endpoint, why } => (endpoint, why, None),
+        Error::DockerTls { endpoint, why } => (
+            endpoint,
+            format!("TLS failed: {why}"),
+            Some(format!("fix the TLS files named above (DOCKER_CERT_PATH holds {}; a context keeps them under contexts/tls/ in the docker config directory)", tls::CERT_FILES)),
+        ),
+        Error::DockerContext { name, via, why } => (
+            format!("docker context {name} (named by {via})"),
+            why,
+            Some("`docker context ls` lists the contexts; `docker context use default` (or DOCKER_CONTEXT=default) goes back to DOCKER_HOST and the local socket".into()),
+        ),
+        other => (shown, other.to_string(), None),
+    };
     DockerStatus {
-        endpoint: endpoint.to_string(),
-        result,
+        endpoint,
+        result: Err(why),
+        fix,
     }
 }
 
@@ -243,6 +294,8 @@ pub struct DockerStatus {
     pub endpoint: String,
     /// What the daemon said, or why it could not be asked.
     pub result: Result<DockerInfo, String>,
+    /// What to do when the endpoint itself is misconfigured (TLS files, contexts); `None`: start the daemon.
+    pub fix: Option<String>,
 }
 
 /// What the daemon's `/version` and `/info` say.

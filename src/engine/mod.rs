@@ -6,6 +6,7 @@ mod connect;
 mod context;
 mod devices;
 mod dockerignore;
+mod endpoint;
 mod events;
 mod gc;
 mod image;
@@ -13,15 +14,20 @@ mod owner;
 mod print;
 mod run;
 mod signals;
+mod tls;
 
 pub use build::{build_context, build_files, content_tag, BuildFlags, BuildOutcome};
 pub use connect::{
-    docker_status, endpoint_from_env, resolve_endpoint, DockerInfo, DockerStatus, Engine,
+    docker_status, docker_status_from_env, resolve_endpoint, DockerInfo, DockerStatus, Engine,
     DEFAULT_SOCKET,
 };
 pub use context::{base_images, BuildContext};
 pub use devices::{device_map, shm_size, video_render_gids, DeviceMap, DeviceVendor, GpuRequest};
 pub use dockerignore::DockerIgnore;
+pub use endpoint::{
+    context_dir_name, resolve as resolve_docker_endpoint, DockerEnv, Endpoint, EndpointOrigin,
+    TlsFiles, DEFAULT_CONTEXT,
+};
 pub use events::BuildEvent;
 pub use gc::{keep_reason, GcOutcome, Kept, Leftover};
 pub use owner::{hostname, liveness, Liveness, Owner};

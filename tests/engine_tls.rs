@@ -1,0 +1,488 @@
+//! rocmenv against a second dockerd that listens on 127.0.0.1 with `--tlsverify` and certificates this test makes with
+//! openssl (issue 12: CI reaches Docker over TCP+TLS or through a Docker context). doctor, run and a context work over
+//! it; a wrong CA, a missing or expired client certificate, plain HTTP to the TLS port and an unknown context each end
+//! in one line naming the endpoint or context, exit 125 from `run` and 3 from `build`. The shared daemon is never
+//! touched: the second one has its own data-root, exec-root, pidfile, containerd namespace and bridge, and is stopped
+//! at the end (never `--bridge=none`: at start-up moby deletes the default `docker0` bridge then, the shared daemon's). Without root, dockerd or openssl this prints SKIP, unless ROCMENV_ENGINE_TESTS=1 makes that a failure.
+
+#[allow(dead_code)]
+#[path = "common/engine.rs"]
+mod common;
+
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+fn required() -> bool {
+    std::env::var("ROCMENV_ENGINE_TESTS").as_deref() == Ok("1")
+}
+
+fn skip(why: &str) {
+    assert!(!required(), "ROCMENV_ENGINE_TESTS=1 but {why}");
+    eprintln!("SKIP engine_tls: {why} (set ROCMENV_ENGINE_TESTS=1 to make this a failure)");
+}
+
+fn sh(dir: &Path, script: &str) -> Output {
+    Command::new("sh")
+        .args(["-ec", script])
+        .current_dir(dir)
+        .output()
+        .expect("sh runs")
+}
+
+/// A CA, the daemon's certificate (for 127.0.0.1), a good client certificate, an expired one, and a second CA;
+/// laid out as the DOCKER_CERT_PATH directories each case uses.
+fn make_certs(dir: &Path) {
+    let o = sh(
+        dir,
+        r#"
+        q() { "$@" >/dev/null 2>&1 || { echo "failed: $*"; "$@"; exit 1; }; }
+        q openssl req -x509 -newkey rsa:2048 -nodes -keyout ca-key.pem -out ca.pem -days 2 -subj /CN=rocmenv-test-ca
+        q openssl req -x509 -newkey rsa:2048 -nodes -keyout other-ca-key.pem -out other-ca.pem -days 2 -subj /CN=other-ca
+        q openssl req -newkey rsa:2048 -nodes -keyout server-key.pem -out server.csr -subj /CN=127.0.0.1
+        printf 'subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n' > server.ext
+        q openssl x509 -req -in server.csr -CA ca.pem -CAkey ca-key.pem -CAcreateserial -days 2 -extfile server.ext -out server-cert.pem
+        q openssl req -newkey rsa:2048 -nodes -keyout key.pem -out client.csr -subj /CN=rocmenv-test-client
+        printf 'extendedKeyUsage=clientAuth\n' > client.ext
+        q openssl x509 -req -in client.csr -CA ca.pem -CAkey ca-key.pem -CAcreateserial -days 2 -extfile client.ext -out cert.pem
+        # -days -1 ends the validity a day before it starts: a certificate that has expired.
+        q openssl x509 -req -in client.csr -CA ca.pem -CAkey ca-key.pem -CAcreateserial -days -1 -extfile client.ext -out expired-cert.pem
+        mkdir good wrongca nocert expired
+        cp ca.pem cert.pem key.pem good/
+        cp other-ca.pem wrongca/ca.pem; cp cert.pem key.pem wrongca/
+        cp ca.pem nocert/
+        cp ca.pem key.pem expired/; cp expired-cert.pem expired/cert.pem
+        "#,
+    );
+    assert!(
+        o.status.success(),
+        "openssl: {}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+/// A bridge of the test's own for the second daemon (its default network); dropping it deletes the bridge.
+struct Bridge(String);
+
+impl Bridge {
+    /// `rocmtls<pid>` with 10.213.N.1/24, N from the pid: no clash with docker0's 172.17/16 or another test run.
+    fn create() -> Bridge {
+        let pid = std::process::id();
+        let name = format!("rocmtls{}", pid % 10_000_000);
+        let net = format!("10.213.{}.1/24", pid % 250 + 1);
+        let b = Bridge(name.clone());
+        for args in [
+            vec!["link", "add", &name, "type", "bridge"],
+            vec!["addr", "add", &net, "dev", &name],
+            vec!["link", "set", &name, "up"],
+        ] {
+            let o = Command::new("ip").args(&args).output().expect("ip runs");
+            assert!(o.status.success(), "ip {args:?}: {}", stderr(&o));
+        }
+        b
+    }
+}
+
+impl Drop for Bridge {
+    fn drop(&mut self) {
+        let _ = Command::new("ip")
+            .args(["link", "delete", &self.0])
+            .stderr(Stdio::null())
+            .status();
+    }
+}
+
+/// The second dockerd; dropping it stops it (SIGTERM, then SIGKILL) and removes its containerd namespace.
+struct TlsDaemon {
+    child: Child,
+    _bridge: Bridge,
+    port: u16,
+    namespace: String,
+    containerd: Option<PathBuf>,
+    log: PathBuf,
+}
+
+impl Drop for TlsDaemon {
+    fn drop(&mut self) {
+        // SAFETY: kill(2) on our own child's pid; no memory is touched.
+        unsafe { libc::kill(self.child.id() as libc::pid_t, libc::SIGTERM) };
+        let start = Instant::now();
+        while start.elapsed() < Duration::from_secs(20) {
+            if matches!(self.child.try_wait(), Ok(Some(_))) {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        if let Some(sock) = &self.containerd {
+            for ns in [
+                self.namespace.clone(),
+                format!("{}-plugins", self.namespace),
+            ] {
+                let _ = Command::new("ctr")
+                    .args(["--address", &sock.display().to_string()])
+                    .args(["namespaces", "remove", &ns])
+                    .stdout(Stdio::null())
+                    .stderr(Stdio::null())
+                    .status();
+            }
+        }
+    }
+}
+
+impl TlsDaemon {
+    fn host(&self) -> String {
+        format!("tcp://127.0.0.1:{}", self.port)
+    }
+
+    /// The docker CLI against this daemon with the good certificates.
+    fn docker(&self, certs: &Path) -> Command {
+        let mut c = Command::new("docker");
+        c.env("DOCKER_HOST", self.host())
+            .env("DOCKER_TLS_VERIFY", "1")
+            .env("DOCKER_CERT_PATH", certs.join("good"))
+            .env_remove("DOCKER_CONTEXT");
+        c
+    }
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port()
+}
+
+fn start_daemon(tmp: &Path, certs: &Path) -> TlsDaemon {
+    let port = free_port();
+    let bridge = Bridge::create();
+    let namespace = format!("rocmenv-test-tls-{}", std::process::id());
+    // The shared daemon's containerd, in a namespace of our own; without one, dockerd starts its own.
+    let containerd = [
+        "/var/run/docker/containerd/containerd.sock",
+        "/run/containerd/containerd.sock",
+    ]
+    .iter()
+    .map(PathBuf::from)
+    .find(|p| p.exists());
+    let d = tmp.join("dockerd");
+    for sub in ["data", "exec"] {
+        std::fs::create_dir_all(d.join(sub)).unwrap();
+    }
+    // An empty daemon.json, so the host's /etc/docker/daemon.json (hosts, bridges) cannot clash with our flags.
+    std::fs::write(d.join("daemon.json"), "{}").unwrap();
+    let log = d.join("log");
+    let mut cmd = Command::new("dockerd");
+    cmd.arg("--config-file")
+        .arg(d.join("daemon.json"))
+        .args(["--tlsverify", "--tlscacert"])
+        .arg(certs.join("ca.pem"))
+        .arg("--tlscert")
+        .arg(certs.join("server-cert.pem"))
+        .arg("--tlskey")
+        .arg(certs.join("server-key.pem"))
+        .args(["-H", &format!("tcp://127.0.0.1:{port}")])
+        .arg("--data-root")
+        .arg(d.join("data"))
+        .arg("--exec-root")
+        .arg(d.join("exec"))
+        .arg("--pidfile")
+        .arg(d.join("pid"))
+        .arg(format!("--bridge={}", bridge.0))
+        .args(["--iptables=false", "--ip-masq=false", "--ip-forward=false"]);
+    if let Some(sock) = &containerd {
+        cmd.arg("--containerd")
+            .arg(sock)
+            .args(["--containerd-namespace", &namespace])
+            .args([
+                "--containerd-plugins-namespace",
+                &format!("{namespace}-plugins"),
+            ]);
+    }
+    let child = cmd
+        .stdin(Stdio::null())
+        .stdout(std::fs::File::create(&log).unwrap())
+        .stderr(std::fs::File::create(d.join("log.err")).unwrap())
+        .spawn()
+        .expect("dockerd starts");
+    let daemon = TlsDaemon {
+        child,
+        _bridge: bridge,
+        port,
+        namespace,
+        containerd,
+        log,
+    };
+    let start = Instant::now();
+    loop {
+        let ok = daemon
+            .docker(certs)
+            .args(["version", "--format", "{{.Server.Version}}"])
+            .output()
+            .is_ok_and(|o| o.status.success());
+        if ok {
+            return daemon;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "the TLS dockerd did not come up in 60 s: {}{}",
+            std::fs::read_to_string(&daemon.log).unwrap_or_default(),
+            std::fs::read_to_string(daemon.log.with_extension("err")).unwrap_or_default()
+        );
+        std::thread::sleep(Duration::from_millis(300));
+    }
+}
+
+/// rocmenv with only the Docker variables given (the test's own DOCKER_* are cleared, DOCKER_CONFIG is empty).
+fn rocmenv(config: &Path, vars: &[(&str, String)], args: &[&str]) -> Output {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_rocmenv"));
+    c.args(args).env_remove("ROCMENV_MATRICES");
+    for v in [
+        "DOCKER_HOST",
+        "DOCKER_TLS_VERIFY",
+        "DOCKER_TLS",
+        "DOCKER_CERT_PATH",
+        "DOCKER_CONTEXT",
+    ] {
+        c.env_remove(v);
+    }
+    c.env("DOCKER_CONFIG", config);
+    for (k, v) in vars {
+        c.env(k, v);
+    }
+    c.output().expect("rocmenv runs")
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn assert_one_line(o: &Output, code: i32, needles: &[&str]) {
+    let e = stderr(o);
+    assert_eq!(o.status.code(), Some(code), "stderr: {e}");
+    assert_eq!(e.trim_end().lines().count(), 1, "more than one line: {e}");
+    assert!(e.starts_with("rocmenv: "), "{e}");
+    for n in needles {
+        assert!(e.contains(n), "`{n}` not in: {e}");
+    }
+}
+
+/// doctor's `docker.daemon` finding as JSON.
+fn doctor_docker(config: &Path, vars: &[(&str, String)]) -> serde_json::Value {
+    let o = rocmenv(config, vars, &["doctor", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|e| panic!("doctor --json: {e}: {}", stderr(&o)));
+    v["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["id"] == "docker.daemon")
+        .cloned()
+        .expect("a docker.daemon check")
+}
+
+/// One failure: the Docker variables, and what its one line must contain.
+type Case<'a> = (Vec<(&'a str, String)>, Vec<&'a str>);
+
+#[test]
+fn doctor_run_and_contexts_over_tls_and_each_tls_failure_in_one_line() {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        return skip("a second dockerd needs root");
+    }
+    for tool in ["dockerd", "docker", "openssl", "ip"] {
+        if which::which(tool).is_err() {
+            return skip(&format!("{tool} is not installed"));
+        }
+    }
+    // The base image comes from the shared daemon (made there by debootstrap), saved into the TLS daemon.
+    let Some(_shared) = common::daemon("engine_tls") else {
+        return skip("no shared Docker daemon to take the base image from");
+    };
+    let tmp = tempfile::Builder::new()
+        .prefix("rocmenv-tls")
+        .tempdir()
+        .unwrap();
+    let certs = tmp.path().join("certs");
+    std::fs::create_dir(&certs).unwrap();
+    make_certs(&certs);
+    let daemon = start_daemon(tmp.path(), &certs);
+    let host = daemon.host();
+    let load = sh(
+        tmp.path(),
+        &format!(
+            "docker save {} | DOCKER_HOST={host} DOCKER_TLS_VERIFY=1 DOCKER_CERT_PATH={} docker load -q",
+            common::BASE,
+            certs.join("good").display()
+        ),
+    );
+    assert!(load.status.success(), "docker load: {}", stderr(&load));
+    let config = tmp.path().join("docker-config");
+    std::fs::create_dir(&config).unwrap();
+    let tls = |dir: &str| {
+        vec![
+            ("DOCKER_HOST", host.clone()),
+            ("DOCKER_TLS_VERIFY", "1".to_string()),
+            ("DOCKER_CERT_PATH", certs.join(dir).display().to_string()),
+        ]
+    };
+
+    // doctor and run, over TLS with DOCKER_HOST / DOCKER_TLS_VERIFY / DOCKER_CERT_PATH.
+    let d = doctor_docker(&config, &tls("good"));
+    assert_eq!(d["status"], "pass", "{d}");
+    let summary = d["summary"].as_str().unwrap();
+    assert!(
+        summary.contains(&format!("answers at {host} (TLS, certificates in")),
+        "{summary}"
+    );
+    let run_args = [
+        "run",
+        "--vendor",
+        "cpu",
+        "--image",
+        common::BASE,
+        "--",
+        "sh",
+        "-c",
+        "echo over-tls",
+    ];
+    let o = rocmenv(&config, &tls("good"), &run_args);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(String::from_utf8_lossy(&o.stdout), "over-tls\n");
+
+    // A context made by the docker CLI in our DOCKER_CONFIG: by DOCKER_CONTEXT, then as currentContext.
+    let good = certs.join("good");
+    let made = daemon
+        .docker(&certs)
+        .env("DOCKER_CONFIG", &config)
+        .args(["context", "create", "rocmenv-tls", "--docker"])
+        .arg(format!(
+            "host={host},ca={},cert={},key={}",
+            good.join("ca.pem").display(),
+            good.join("cert.pem").display(),
+            good.join("key.pem").display()
+        ))
+        .output()
+        .unwrap();
+    assert!(made.status.success(), "{}", stderr(&made));
+    let o = rocmenv(
+        &config,
+        &[("DOCKER_CONTEXT", "rocmenv-tls".into())],
+        &run_args,
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(String::from_utf8_lossy(&o.stdout), "over-tls\n");
+    std::fs::write(
+        config.join("config.json"),
+        r#"{"currentContext": "rocmenv-tls"}"#,
+    )
+    .unwrap();
+    let d = doctor_docker(&config, &[]);
+    assert_eq!(d["status"], "pass", "{d}");
+    assert!(
+        d["summary"]
+            .as_str()
+            .unwrap()
+            .contains("(TLS, docker context rocmenv-tls)"),
+        "{d}"
+    );
+    // DOCKER_HOST wins over the context, as in the docker CLI: plain HTTP to the TLS port says so.
+    let o = rocmenv(&config, &[("DOCKER_HOST", host.clone())], &run_args);
+    assert_one_line(
+        &o,
+        125,
+        &[
+            &host,
+            "the daemon speaks TLS on this port: set DOCKER_TLS_VERIFY=1",
+        ],
+    );
+    std::fs::remove_file(config.join("config.json")).unwrap();
+
+    // Each failure: one line naming the endpoint and the cause; 125 from run, 3 from build, a failed doctor check.
+    let wrong_ca = certs.join("wrongca/ca.pem").display().to_string();
+    let nocert = certs.join("nocert/cert.pem").display().to_string();
+    let expired = certs.join("expired/cert.pem").display().to_string();
+    let cases: Vec<Case> = vec![
+        (
+            tls("wrongca"),
+            vec![
+                &host,
+                "the daemon's certificate is not signed by the CA in",
+                &wrong_ca,
+            ],
+        ),
+        (
+            tls("nocert"),
+            vec![
+                &host,
+                "the daemon requires a client certificate and",
+                &nocert,
+                "does not exist",
+            ],
+        ),
+        (
+            tls("expired"),
+            vec![
+                &host,
+                "the daemon refused the client certificate",
+                &expired,
+                "it expired on",
+            ],
+        ),
+        (
+            vec![("DOCKER_HOST", host.clone())],
+            vec![&host, "the daemon speaks TLS on this port"],
+        ),
+        (
+            vec![("DOCKER_CONTEXT", "no-such-context".into())],
+            vec!["docker context no-such-context (named by DOCKER_CONTEXT): no such context in"],
+        ),
+    ];
+    let build_dir = tmp.path().join("build");
+    std::fs::create_dir(&build_dir).unwrap();
+    std::fs::write(
+        build_dir.join("Dockerfile"),
+        format!("FROM {}\n", common::BASE),
+    )
+    .unwrap();
+    let build_args = ["build", "--context", build_dir.to_str().unwrap()];
+    for (vars, needles) in &cases {
+        let o = rocmenv(&config, vars, &run_args);
+        assert_one_line(&o, 125, needles);
+        let o = rocmenv(&config, vars, &build_args);
+        assert_one_line(&o, 3, needles);
+        let d = doctor_docker(&config, vars);
+        assert_eq!(d["status"], "fail", "{d}");
+        for n in needles {
+            let all = format!("{} {}", d["summary"], d["fix"]);
+            assert!(all.contains(n), "`{n}` not in doctor's {d}");
+        }
+    }
+
+    // A context directory without meta.json names the directory.
+    let broken = config
+        .join("contexts/meta")
+        .join(rocmenv::engine::context_dir_name("broken"));
+    std::fs::create_dir_all(&broken).unwrap();
+    let o = rocmenv(&config, &[("DOCKER_CONTEXT", "broken".into())], &run_args);
+    assert_one_line(
+        &o,
+        125,
+        &[
+            "docker context broken (named by DOCKER_CONTEXT)",
+            &format!("{} has no meta.json", broken.display()),
+        ],
+    );
+
+    // Nothing was left on the TLS daemon.
+    let ps = daemon.docker(&certs).args(["ps", "-aq"]).output().unwrap();
+    assert!(ps.status.success(), "{}", stderr(&ps));
+    assert!(
+        ps.stdout.is_empty(),
+        "containers left: {}",
+        String::from_utf8_lossy(&ps.stdout)
+    );
+}
