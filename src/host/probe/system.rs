@@ -55,6 +55,9 @@ pub(super) fn probe_os(root: &HostRoot, f: &mut HostFacts) {
     }
 }
 
+/// `/proc/cpuinfo` is about 2.5 KiB a logical CPU on x86 (the flags line), so 16 MiB holds thousands of CPUs.
+const CPUINFO_CAP: u64 = 16 << 20;
+
 pub(super) fn probe_system(root: &HostRoot, f: &mut HostFacts) {
     if root.is_live() {
         let mut sys = sysinfo::System::new();
@@ -81,8 +84,15 @@ pub(super) fn probe_system(root: &HostRoot, f: &mut HostFacts) {
         }
         Err(e) => f.unavailable("memory", e.to_string()),
     }
-    match root.read_text("/proc/cpuinfo") {
-        Ok(t) => {
+    match root.read_head("/proc/cpuinfo", CPUINFO_CAP) {
+        Ok(head) => {
+            if head.truncated {
+                f.unavailable(
+                    "cpu cores",
+                    "/proc/cpuinfo: is larger than 16 MiB: only the processors in its first 16 MiB are counted",
+                );
+            }
+            let t = head.text;
             let cores = t.lines().filter(|l| l.starts_with("processor")).count();
             let model = t.lines().find_map(|l| {
                 let (k, v) = l.split_once(':')?;
