@@ -46,6 +46,8 @@ pub struct Head {
     pub text: String,
     /// True when the file was longer than the cap and `text` is only its beginning.
     pub truncated: bool,
+    /// The offset of the first byte that is not UTF-8, when there is one.
+    pub not_utf8_at: Option<usize>,
 }
 
 /// Said of a missing file; `is_missing` looks for it.
@@ -282,9 +284,16 @@ impl HostRoot {
     /// U+FFFD (user names in `/etc/passwd` may be Latin-1); `truncated` says the file went on.
     pub fn read_head(&self, host_path: &str, cap: u64) -> Result<Head, ReadError> {
         let (buf, truncated) = self.read_bytes(host_path, cap)?;
+        let not_utf8_at = match std::str::from_utf8(&buf) {
+            Ok(_) => None,
+            // A character cut by the cap is not a bad byte.
+            Err(e) if truncated && e.error_len().is_none() => None,
+            Err(e) => Some(e.valid_up_to()),
+        };
         Ok(Head {
             text: String::from_utf8_lossy(&buf).into_owned(),
             truncated,
+            not_utf8_at,
         })
     }
 
@@ -439,6 +448,15 @@ mod tests {
             .why
             .contains("larger than 1 MiB"));
         let h = root.read_head(p, 4096).unwrap();
-        assert_eq!((h.text.len(), h.truncated), (4096, true));
+        assert_eq!(
+            (h.text.len(), h.truncated, h.not_utf8_at),
+            (4096, true, None)
+        );
+        fs::write(p, b"ok\n\xff\xfe\n").unwrap();
+        let h = root.read_head(p, 4096).unwrap();
+        assert_eq!(
+            (h.text.as_str(), h.truncated, h.not_utf8_at),
+            ("ok\n\u{fffd}\u{fffd}\n", false, Some(3))
+        );
     }
 }

@@ -30,15 +30,22 @@ pub(super) fn probe_kernel(root: &HostRoot, f: &mut HostFacts) {
 }
 
 pub(super) fn probe_os(root: &HostRoot, f: &mut HostFacts) {
+    // os-release(5): /etc/os-release first, /usr/lib/os-release when it does not exist. The reason given is the
+    // one of the file that was there, so a FIFO or bad bytes in either is named.
     let text = match root.read_text("/etc/os-release") {
-        Err(e) if e.is_missing() => root.read_text("/usr/lib/os-release").map_err(|_| e),
-        other => other,
+        Ok(t) => Ok((t, "/etc/os-release")),
+        Err(e) if e.is_missing() => match root.read_text("/usr/lib/os-release") {
+            Ok(t) => Ok((t, "/usr/lib/os-release")),
+            Err(e2) if e2.is_missing() => Err(format!("{e} (nor /usr/lib/os-release)")),
+            Err(e2) => Err(e2.to_string()),
+        },
+        Err(e) => Err(e.to_string()),
     };
     match text {
-        Ok(t) => {
+        Ok((t, path)) => {
             let os = parse::os_release::parse_os_release(&t);
             if os.id.is_none() {
-                f.unavailable("os", "/etc/os-release has no ID");
+                f.unavailable("os", format!("{path} has no ID"));
             } else {
                 f.os = Some(OsFacts {
                     point_release: os.point_release(),
@@ -51,7 +58,7 @@ pub(super) fn probe_os(root: &HostRoot, f: &mut HostFacts) {
                 });
             }
         }
-        Err(e) => f.unavailable("os", format!("{e} (nor /usr/lib/os-release)")),
+        Err(why) => f.unavailable("os", why),
     }
 }
 
