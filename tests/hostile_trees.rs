@@ -119,7 +119,7 @@ impl Run {
 }
 
 /// Runs `rocmenv ARGS` with output to files (a full pipe cannot stall it), killing it at `LIMIT`.
-fn rocmenv_as(args: &[&str], user: Option<u32>) -> Run {
+fn rocmenv_as(args: &[&str], user: Option<u32>, emulated: bool) -> Run {
     let out = tempfile::tempdir().unwrap();
     let (o, e) = (out.path().join("out"), out.path().join("err"));
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_rocmenv"));
@@ -128,6 +128,11 @@ fn rocmenv_as(args: &[&str], user: Option<u32>) -> Run {
         .stdin(Stdio::null())
         .stdout(fs::File::create(&o).unwrap())
         .stderr(fs::File::create(&e).unwrap());
+    if emulated {
+        use std::os::unix::process::CommandExt;
+        // SAFETY: the closure only makes syscalls (prctl, syscall), which is what pre_exec allows.
+        unsafe { cmd.pre_exec(deny_openat2) };
+    }
     if let Some(uid) = user {
         use std::os::unix::process::CommandExt;
         cmd.uid(uid).gid(uid).env("HOME", "/");
@@ -150,11 +155,74 @@ fn rocmenv_as(args: &[&str], user: Option<u32>) -> Run {
     }
 }
 
+/// A seccomp filter that answers openat2 with ENOSYS, as kernels before 5.6 (and some container profiles) do, so
+/// the resolver's fallback is tested on any kernel. It checks that it works before the binary starts.
+fn deny_openat2() -> std::io::Result<()> {
+    const NR_OPENAT2: u32 = 437; // the same number on every architecture (the unified syscall table)
+    let stmt = |code: u32, k: u32| libc::sock_filter {
+        code: code as u16,
+        jt: 0,
+        jf: 0,
+        k,
+    };
+    let filter = [
+        // A = the syscall number (offset 0 of struct seccomp_data)
+        stmt(libc::BPF_LD | libc::BPF_W | libc::BPF_ABS, 0),
+        libc::sock_filter {
+            code: (libc::BPF_JMP | libc::BPF_JEQ | libc::BPF_K) as u16,
+            jt: 0,
+            jf: 1,
+            k: NR_OPENAT2,
+        },
+        stmt(
+            libc::BPF_RET | libc::BPF_K,
+            libc::SECCOMP_RET_ERRNO | libc::ENOSYS as u32,
+        ),
+        stmt(libc::BPF_RET | libc::BPF_K, libc::SECCOMP_RET_ALLOW),
+    ];
+    let prog = libc::sock_fprog {
+        len: filter.len() as u16,
+        filter: filter.as_ptr() as *mut _,
+    };
+    // SAFETY: prctl with a filter that lives for the call; no_new_privs first, as unprivileged seccomp requires.
+    unsafe {
+        if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0
+            || libc::prctl(
+                libc::PR_SET_SECCOMP,
+                libc::SECCOMP_MODE_FILTER,
+                &prog as *const libc::sock_fprog,
+            ) != 0
+        {
+            return Err(std::io::Error::last_os_error());
+        }
+        let how = [0u64; 3];
+        let r = libc::syscall(
+            libc::SYS_openat2,
+            libc::AT_FDCWD,
+            c"/".as_ptr(),
+            how.as_ptr(),
+            24usize,
+        );
+        // No allocation after fork: a kind, not a message.
+        if r != -1 || std::io::Error::last_os_error().raw_os_error() != Some(libc::ENOSYS) {
+            return Err(std::io::ErrorKind::Unsupported.into());
+        }
+    }
+    Ok(())
+}
+
+/// `doctor --json` on a tree, twice: with openat2 and with the resolver's fallback. Both must say the same.
 fn doctor(root: &Path) -> Run {
-    rocmenv_as(
-        &["doctor", "--sysroot", root.to_str().unwrap(), "--json"],
-        None,
-    )
+    let args = ["doctor", "--sysroot", root.to_str().unwrap(), "--json"];
+    let kernel = rocmenv_as(&args, None, false);
+    let fallback = rocmenv_as(&args, None, true);
+    assert_eq!(
+        (kernel.code, &kernel.stdout),
+        (fallback.code, &fallback.stdout),
+        "openat2 and the fallback differ; fallback stderr: {}",
+        fallback.stderr
+    );
+    kernel
 }
 
 /// The base fixture passes as captured, so a changed exit code below is the hostile part's doing.
@@ -240,11 +308,11 @@ fn symlink_loops_end_with_a_finding() {
     let r = doctor(&root);
     assert_eq!(
         r.unavailable("os"),
-        ["/etc/os-release: is a symlink loop (or more than 40 links deep)"]
+        ["/etc/os-release: is a symlink loop (or a chain of too many links)"]
     );
     assert_eq!(
         r.unavailable("cpu"),
-        ["/proc/cpuinfo: is a symlink loop (or more than 40 links deep)"]
+        ["/proc/cpuinfo: is a symlink loop (or a chain of too many links)"]
     );
     // A loop where the module directory should be is a module not loaded: exit 1 with the fix, not a hang.
     assert_eq!(r.code, 1, "{}", r.stderr);
@@ -303,7 +371,11 @@ fn env_and_run_print_end_on_a_fifo_tree() {
     mkfifo(&root.join(props));
     mkfifo(&root.join("etc/os-release"));
     let sysroot = root.to_str().unwrap();
-    let env = rocmenv_as(&["env", "--sysroot", sysroot, "--format", "json"], None);
+    let env = rocmenv_as(
+        &["env", "--sysroot", sysroot, "--format", "json"],
+        None,
+        false,
+    );
     assert_eq!(env.code, 0, "{}", env.stderr);
     let print = rocmenv_as(
         &[
@@ -317,6 +389,7 @@ fn env_and_run_print_end_on_a_fifo_tree() {
             "true",
         ],
         None,
+        false,
     );
     assert_eq!(print.code, 0, "{}", print.stderr);
     assert!(print.stdout.contains("docker run"), "{}", print.stdout);
@@ -501,6 +574,7 @@ fn an_unreadable_file_is_named_not_fatal() {
     let r = rocmenv_as(
         &["doctor", "--sysroot", root.to_str().unwrap(), "--json"],
         user,
+        false,
     );
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert_eq!(r.unavailable("os"), ["/etc/os-release: permission denied"]);

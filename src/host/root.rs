@@ -72,7 +72,8 @@ impl ReadError {
             Some(libc::ENOENT) => MISSING.to_string(),
             Some(libc::ENOTDIR) => format!("{MISSING} (a part of the path is not a directory)"),
             Some(libc::EACCES) | Some(libc::EPERM) => "permission denied".to_string(),
-            Some(libc::ELOOP) => "is a symlink loop (or more than 40 links deep)".to_string(),
+            // The kernel gives up after 40 links, pathrs's fallback resolver after 128.
+            Some(libc::ELOOP) => "is a symlink loop (or a chain of too many links)".to_string(),
             Some(libc::EXDEV) => "leads outside the host tree".to_string(),
             Some(n) => {
                 let e = std::io::Error::from_raw_os_error(n).to_string();

@@ -94,7 +94,7 @@ impl Session for LiveSession {
 
     fn node_meta(&self, host_path: &str) -> Option<NodeMeta> {
         use std::os::unix::fs::MetadataExt;
-        let m = std::fs::metadata(host_path).ok()?;
+        let m = HostRoot::live().metadata(host_path).ok()?;
         Some(NodeMeta {
             mode: m.mode() & 0o7777,
             uid: m.uid(),
