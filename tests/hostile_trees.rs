@@ -122,7 +122,15 @@ impl Run {
 fn rocmenv_as(args: &[&str], user: Option<u32>, emulated: bool) -> Run {
     let out = tempfile::tempdir().unwrap();
     let (o, e) = (out.path().join("out"), out.path().join("err"));
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_rocmenv"));
+    let mut bin = PathBuf::from(env!("CARGO_BIN_EXE_rocmenv"));
+    if user.is_some() {
+        // The checkout may sit where another user cannot reach (under /root): run a copy that user can.
+        fs::set_permissions(out.path(), fs::Permissions::from_mode(0o755)).unwrap();
+        let copy = out.path().join("rocmenv");
+        fs::copy(&bin, &copy).unwrap();
+        bin = copy;
+    }
+    let mut cmd = Command::new(&bin);
     cmd.args(args)
         .env("NO_COLOR", "1")
         .stdin(Stdio::null())
