@@ -271,6 +271,15 @@ fn garbage_in_sysfs_values_becomes_null_not_a_panic() {
         .unwrap()
         .contains("not a version"));
     assert_eq!(status(&r, "driver.amdgpu-version"), Status::Warn);
+    // Issue 13: bytes that are not UTF-8 are named with the path, not guessed at.
+    assert_eq!(
+        r.facts.why_unavailable("amdgpu version"),
+        Some("/sys/module/amdgpu/version: is not UTF-8 text (bad byte at offset 0)")
+    );
+    assert_eq!(
+        r.facts.why_unavailable("kfd node 1 text"),
+        Some("/sys/class/kfd/kfd/topology/nodes/1/properties: is not UTF-8 text (bad byte at offset 143): lines that are not `name value` are skipped")
+    );
 }
 
 #[test]

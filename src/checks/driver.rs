@@ -25,7 +25,8 @@ fn amdgpu_loaded(cx: &Context) -> Finding {
         Some(d) if d.loaded => {
             let kind = match (&d.version, d.kind.as_deref()) {
                 (Some(v), _) => format!("amdgpu-dkms {v}"),
-                _ => "in-tree amdgpu".to_string(),
+                (None, Some("in-tree")) => "in-tree amdgpu".to_string(),
+                (None, _) => "amdgpu (version unreadable)".to_string(),
             };
             if let Some(state) = d.initstate.as_deref().filter(|s| *s != "live") {
                 return Finding::new(ID, AREA, Status::Fail, format!("{kind} is present but its state is `{state}`, not live"))
@@ -91,6 +92,14 @@ fn amdgpu_version(cx: &Context) -> Finding {
             "amdgpu is not loaded, so it has no version to compare",
         );
     };
+    if let Some(why) = cx.facts.why_unavailable("amdgpu version") {
+        return Finding::new(
+            ID,
+            AREA,
+            Status::Warn,
+            format!("amdgpu is loaded but its version could not be read: {why}"),
+        );
+    }
     let Some(raw) = &d.version else {
         return Finding::new(ID, AREA, Status::Skip, "in-tree amdgpu: the kernel's own driver has no /sys/module/amdgpu/version to compare")
             .detail(format!("ROCm {} supports the in-tree driver only on the listed kernels (see kernel.rocm-supported); amdgpu-dkms would show its version here", r.version));

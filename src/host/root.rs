@@ -1,17 +1,32 @@
 //! `HostRoot`: every probe reads through a root directory, `/` live or `--sysroot DIR`.
+//!
+//! A host tree comes from users and support bundles, so it is read as if chrooted into it: absolute symlinks and `..`
+//! resolve inside the tree, never to the host running rocmenv. Nothing but a regular file is opened for reading (a
+//! FIFO, socket or device node in place of `/proc/cpuinfo` would block or have side effects), and every read is
+//! bounded. The live host (`/`) follows the same read rules; its links resolve as the kernel resolves them.
 
 use std::fs;
 use std::io::Read;
+use std::os::fd::{AsFd, OwnedFd};
+use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
-/// Files larger than this are cut: sysfs and procfs files are small, anything bigger is not what we expect.
-const MAX_READ: u64 = 1 << 20;
+/// The most bytes `read_text` takes: sysfs and procfs files are a few KiB, config files a few dozen.
+pub const MAX_READ: u64 = 1 << 20;
+
+/// The most bytes a one-line sysfs value may have (sysfs attributes are at most a page).
+const MAX_VALUE: u64 = 64 << 10;
+
+/// The most names `list` returns: `/dev` or `/sys/bus/pci/devices` hold hundreds, not a million.
+const MAX_ENTRIES: usize = 65_536;
 
 /// The directory a host is read from.
 #[derive(Debug, Clone)]
 pub struct HostRoot {
     root: PathBuf,
-    live: bool,
+    /// The tree, opened once; `None` for the live host.
+    tree: Option<Arc<pathrs::Root>>,
 }
 
 /// A file that could not be read, with the path and the reason.
@@ -24,10 +39,109 @@ pub struct ReadError {
     pub why: String,
 }
 
+/// The first part of a file, for files where a prefix is still useful (`/proc/cpuinfo`, `/etc/group`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Head {
+    /// The text; bytes that are not UTF-8 become U+FFFD.
+    pub text: String,
+    /// True when the file was longer than the cap and `text` is only its beginning.
+    pub truncated: bool,
+    /// The offset of the first byte that is not UTF-8, when there is one.
+    pub not_utf8_at: Option<usize>,
+}
+
+/// Said of a missing file; `is_missing` looks for it.
+const MISSING: &str = "does not exist";
+
 impl ReadError {
     /// True when the file does not exist (as opposed to unreadable).
     pub fn is_missing(&self) -> bool {
-        self.why == "does not exist"
+        self.why.starts_with(MISSING)
+    }
+
+    fn new(host_path: &str, why: impl Into<String>) -> Self {
+        ReadError {
+            path: host_path.to_string(),
+            why: why.into(),
+        }
+    }
+
+    /// An error number, in words a person can act on.
+    fn from_errno(host_path: &str, errno: Option<i32>, fallback: &dyn std::fmt::Display) -> Self {
+        let why = match errno {
+            Some(libc::ENOENT) => MISSING.to_string(),
+            Some(libc::ENOTDIR) => format!("{MISSING} (a part of the path is not a directory)"),
+            Some(libc::EACCES) | Some(libc::EPERM) => "permission denied".to_string(),
+            // The kernel gives up after 40 links, pathrs's fallback resolver after 128.
+            Some(libc::ELOOP) => "is a symlink loop (or a chain of too many links)".to_string(),
+            Some(libc::EXDEV) => "leads outside the host tree".to_string(),
+            Some(n) => {
+                let e = std::io::Error::from_raw_os_error(n).to_string();
+                e.split(" (os error").next().unwrap_or(&e).to_string()
+            }
+            None => fallback.to_string(),
+        };
+        Self::new(host_path, why)
+    }
+
+    fn io(host_path: &str, e: &std::io::Error) -> Self {
+        Self::from_errno(host_path, e.raw_os_error(), e)
+    }
+
+    fn pathrs(host_path: &str, e: &pathrs::error::Error) -> Self {
+        let errno = match e.kind() {
+            pathrs::error::ErrorKind::OsError(n) => n,
+            pathrs::error::ErrorKind::SafetyViolation => Some(libc::EXDEV),
+            _ => None,
+        };
+        Self::from_errno(host_path, errno, e)
+    }
+}
+
+/// Why a file of this type is not opened for reading, or `None` for a regular file.
+fn not_a_file(t: fs::FileType) -> Option<&'static str> {
+    if t.is_file() {
+        None
+    } else if t.is_dir() {
+        Some("is a directory, not a file")
+    } else if t.is_fifo() {
+        Some("is a named pipe (FIFO), not a file: not opened, a read could block")
+    } else if t.is_socket() {
+        Some("is a socket, not a file: not opened")
+    } else if t.is_char_device() || t.is_block_device() {
+        Some("is a device node, not a file: not opened")
+    } else {
+        Some("is not a regular file: not opened")
+    }
+}
+
+/// Reads at most `cap` bytes and says whether there was more.
+fn read_capped(f: impl Read, cap: u64) -> std::io::Result<(Vec<u8>, bool)> {
+    let mut buf = Vec::new();
+    f.take(cap + 1).read_to_end(&mut buf)?;
+    let truncated = buf.len() as u64 > cap;
+    buf.truncate(cap as usize);
+    Ok((buf, truncated))
+}
+
+/// Strict UTF-8 with the offset of the first bad byte named.
+fn utf8(host_path: &str, buf: Vec<u8>) -> Result<String, ReadError> {
+    String::from_utf8(buf).map_err(|e| {
+        ReadError::new(
+            host_path,
+            format!(
+                "is not UTF-8 text (bad byte at offset {})",
+                e.utf8_error().valid_up_to()
+            ),
+        )
+    })
+}
+
+fn kib(n: u64) -> String {
+    if n >= 1 << 20 {
+        format!("{} MiB", n >> 20)
+    } else {
+        format!("{} KiB", n >> 10)
     }
 }
 
@@ -36,7 +150,7 @@ impl HostRoot {
     pub fn live() -> Self {
         HostRoot {
             root: PathBuf::from("/"),
-            live: true,
+            tree: None,
         }
     }
 
@@ -57,9 +171,13 @@ impl HostRoot {
             Err(e) => return Err(bad(&format!("cannot be read: {e}"))),
         }
         fs::read_dir(path).map_err(|e| bad(&format!("cannot be listed: {e}")))?;
+        // pathrs resolves every later path as in a chroot: with openat2(RESOLVE_IN_ROOT) where the kernel has it
+        // (Linux 5.6+), and with its own O_PATH resolver where it does not (older kernels, seccomp profiles that
+        // refuse openat2), so the same tree reads the same everywhere.
+        let tree = pathrs::Root::open(path).map_err(|e| bad(&format!("cannot be opened: {e}")))?;
         Ok(HostRoot {
             root: path.to_path_buf(),
-            live: false,
+            tree: Some(Arc::new(tree)),
         })
     }
 
@@ -75,11 +193,7 @@ impl HostRoot {
     pub fn check_host_tree(&self) -> Result<(), crate::error::Error> {
         let missing: Vec<String> = Self::HOST_MARKERS
             .iter()
-            .filter(|alts| {
-                !alts
-                    .iter()
-                    .any(|p| fs::symlink_metadata(self.path(p)).is_ok())
-            })
+            .filter(|alts| !alts.iter().any(|p| self.resolve(p, false).is_ok()))
             .map(|alts| alts.join(" or "))
             .collect();
         if missing.is_empty() {
@@ -96,98 +210,254 @@ impl HostRoot {
 
     /// True for the running host.
     pub fn is_live(&self) -> bool {
-        self.live
+        self.tree.is_none()
     }
 
-    /// The root directory.
+    /// The root directory, for display: read through the methods below, never by joining paths to it.
     pub fn dir(&self) -> &Path {
         &self.root
     }
 
-    /// The real path of a host path such as `/sys/class/kfd`.
-    pub fn path(&self, host_path: &str) -> PathBuf {
-        self.root.join(host_path.trim_start_matches('/'))
-    }
-
-    fn err(host_path: &str, e: &std::io::Error) -> ReadError {
-        let why = match e.kind() {
-            std::io::ErrorKind::NotFound => "does not exist".to_string(),
-            std::io::ErrorKind::PermissionDenied => "permission denied".to_string(),
-            _ if e.raw_os_error() == Some(libc::ELOOP) => "is a symlink loop".to_string(),
-            _ => e.to_string(),
-        };
-        ReadError {
-            path: host_path.to_string(),
-            why,
+    /// An `O_PATH` handle on a host path: resolved inside the tree, or by the kernel on the live host.
+    /// `follow`: whether a symlink in the last component is followed.
+    fn resolve(&self, host_path: &str, follow: bool) -> Result<fs::File, ReadError> {
+        match &self.tree {
+            Some(tree) => {
+                let h = if follow {
+                    tree.resolve(host_path)
+                } else {
+                    tree.resolve_nofollow(host_path)
+                }
+                .map_err(|e| ReadError::pathrs(host_path, &e))?;
+                Ok(fs::File::from(OwnedFd::from(h)))
+            }
+            None => {
+                let nofollow = if follow { 0 } else { libc::O_NOFOLLOW };
+                fs::OpenOptions::new()
+                    .read(true)
+                    .custom_flags(libc::O_PATH | nofollow)
+                    .open(host_path)
+                    .map_err(|e| ReadError::io(host_path, &e))
+            }
         }
     }
 
-    /// Reads a text file; bytes that are not UTF-8 become U+FFFD, and at most 1 MiB is read.
+    /// Opens a resolved handle for reading. The reopen goes through the handle, not the path, so the file opened is
+    /// the one whose type was checked. `O_NONBLOCK` as well, should a FIFO get there anyway.
+    fn reopen(host_path: &str, handle: &fs::File, directory: bool) -> Result<fs::File, ReadError> {
+        use pathrs::flags::OpenFlags;
+        let mut flags = OpenFlags::O_RDONLY | OpenFlags::O_NONBLOCK | OpenFlags::O_NOCTTY;
+        if directory {
+            flags |= OpenFlags::O_DIRECTORY;
+        }
+        pathrs::HandleRef::from_fd(handle.as_fd())
+            .reopen(flags)
+            .map_err(|e| ReadError::pathrs(host_path, &e))
+    }
+
+    /// Reads at most `cap` bytes of a regular file, and whether it held more.
+    fn read_bytes(&self, host_path: &str, cap: u64) -> Result<(Vec<u8>, bool), ReadError> {
+        let handle = self.resolve(host_path, true)?;
+        let meta = handle
+            .metadata()
+            .map_err(|e| ReadError::io(host_path, &e))?;
+        if let Some(why) = not_a_file(meta.file_type()) {
+            return Err(ReadError::new(host_path, why));
+        }
+        let f = Self::reopen(host_path, &handle, false)?;
+        read_capped(f, cap).map_err(|e| ReadError::io(host_path, &e))
+    }
+
+    /// Reads a text file of at most 1 MiB. A longer file, or one that is not UTF-8, is an error naming the path:
+    /// what the probes parse is short, and half a file parsed would be a wrong answer.
     pub fn read_text(&self, host_path: &str) -> Result<String, ReadError> {
-        let p = self.path(host_path);
-        let f = fs::File::open(&p).map_err(|e| Self::err(host_path, &e))?;
-        if f.metadata().map(|m| m.is_dir()).unwrap_or(false) {
-            return Err(ReadError {
-                path: host_path.to_string(),
-                why: "is a directory".into(),
-            });
+        let (buf, truncated) = self.read_bytes(host_path, MAX_READ)?;
+        if truncated {
+            return Err(ReadError::new(
+                host_path,
+                format!("is larger than {}: not read", kib(MAX_READ)),
+            ));
         }
-        let mut buf = Vec::new();
-        f.take(MAX_READ)
-            .read_to_end(&mut buf)
-            .map_err(|e| Self::err(host_path, &e))?;
-        Ok(String::from_utf8_lossy(&buf).into_owned())
+        utf8(host_path, buf)
+    }
+
+    /// The first `cap` bytes of a file, for files whose beginning is still useful. Bytes that are not UTF-8 become
+    /// U+FFFD (user names in `/etc/passwd` may be Latin-1); `truncated` says the file went on.
+    pub fn read_head(&self, host_path: &str, cap: u64) -> Result<Head, ReadError> {
+        let (buf, truncated) = self.read_bytes(host_path, cap)?;
+        let not_utf8_at = match std::str::from_utf8(&buf) {
+            Ok(_) => None,
+            // A character cut by the cap is not a bad byte.
+            Err(e) if truncated && e.error_len().is_none() => None,
+            Err(e) => Some(e.valid_up_to()),
+        };
+        Ok(Head {
+            text: String::from_utf8_lossy(&buf).into_owned(),
+            truncated,
+            not_utf8_at,
+        })
     }
 
     /// Reads a one-line file and trims it; an empty file is an error.
     pub fn read_value(&self, host_path: &str) -> Result<String, ReadError> {
-        let t = self.read_text(host_path)?;
+        let (buf, truncated) = self.read_bytes(host_path, MAX_VALUE)?;
+        let t = utf8(host_path, buf)?;
         let v = t.trim();
         if v.is_empty() {
-            return Err(ReadError {
-                path: host_path.to_string(),
-                why: "is empty".into(),
-            });
+            return Err(ReadError::new(host_path, "is empty"));
         }
-        if v.len() > 4096 {
-            return Err(ReadError {
-                path: host_path.to_string(),
-                why: "is far longer than a sysfs value".into(),
-            });
+        if truncated || v.len() > 4096 {
+            return Err(ReadError::new(
+                host_path,
+                "is far longer than a sysfs value",
+            ));
         }
         Ok(v.to_string())
     }
 
-    /// The last component of a symlink's target (sysfs links end in a BDF or a driver name).
+    /// The last component of a symlink's target (sysfs links end in a BDF or a driver name). The link is read, not
+    /// followed, so a relative sysfs link works whatever it points at.
     pub fn link_name(&self, host_path: &str) -> Result<String, ReadError> {
-        let target = fs::read_link(self.path(host_path)).map_err(|e| Self::err(host_path, &e))?;
+        let target = match &self.tree {
+            Some(tree) => tree
+                .readlink(host_path)
+                .map_err(|e| ReadError::pathrs(host_path, &e))?,
+            None => fs::read_link(host_path).map_err(|e| ReadError::io(host_path, &e))?,
+        };
         target
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
-            .ok_or_else(|| ReadError {
-                path: host_path.to_string(),
-                why: "is a link with no name at its end".into(),
-            })
+            .ok_or_else(|| ReadError::new(host_path, "is a link with no name at its end"))
     }
 
     /// The names in a directory, sorted; names that are not UTF-8 are skipped.
     pub fn list(&self, host_path: &str) -> Result<Vec<String>, ReadError> {
-        let rd = fs::read_dir(self.path(host_path)).map_err(|e| Self::err(host_path, &e))?;
-        let mut names: Vec<String> = rd
-            .filter_map(|e| e.ok())
-            .filter_map(|e| e.file_name().into_string().ok())
-            .collect();
+        let handle = self.resolve(host_path, true)?;
+        let meta = handle
+            .metadata()
+            .map_err(|e| ReadError::io(host_path, &e))?;
+        if !meta.is_dir() {
+            return Err(ReadError::new(host_path, "is not a directory"));
+        }
+        let dir = Self::reopen(host_path, &handle, true)?;
+        let entries =
+            rustix::fs::Dir::read_from(&dir).map_err(|e| ReadError::io(host_path, &e.into()))?;
+        let mut names = Vec::new();
+        for entry in entries {
+            let Ok(entry) = entry else { continue };
+            let Ok(name) = entry.file_name().to_str() else {
+                continue;
+            };
+            if name == "." || name == ".." {
+                continue;
+            }
+            if names.len() == MAX_ENTRIES {
+                return Err(ReadError::new(
+                    host_path,
+                    format!("has more than {MAX_ENTRIES} entries: not listed"),
+                ));
+            }
+            names.push(name.to_string());
+        }
         names.sort();
         Ok(names)
     }
 
     /// True when something exists at the path (a dangling symlink does not count).
     pub fn exists(&self, host_path: &str) -> bool {
-        self.path(host_path).exists()
+        self.resolve(host_path, true).is_ok()
+    }
+
+    /// True when the path is a directory (following links).
+    pub fn is_dir(&self, host_path: &str) -> bool {
+        self.metadata(host_path).is_ok_and(|m| m.is_dir())
     }
 
     /// Metadata of the path, following links.
     pub fn metadata(&self, host_path: &str) -> Result<fs::Metadata, ReadError> {
-        fs::metadata(self.path(host_path)).map_err(|e| Self::err(host_path, &e))
+        self.resolve(host_path, true)?
+            .metadata()
+            .map_err(|e| ReadError::io(host_path, &e))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn errnos_become_words_a_person_can_act_on() {
+        let e = |n| ReadError::from_errno("/etc/os-release", Some(n), &"x").why;
+        // Tests run as root, so permission denied is checked here, through the seam every read error goes through.
+        assert_eq!(e(libc::EACCES), "permission denied");
+        assert_eq!(e(libc::EPERM), "permission denied");
+        assert!(e(libc::ELOOP).starts_with("is a symlink loop"));
+        assert!(ReadError::from_errno("/x", Some(libc::ENOENT), &"x").is_missing());
+        assert!(ReadError::from_errno("/x", Some(libc::ENOTDIR), &"x").is_missing());
+        assert!(!ReadError::from_errno("/x", Some(libc::EACCES), &"x").is_missing());
+        assert_eq!(e(libc::EIO), "Input/output error");
+        assert_eq!(
+            ReadError::from_errno("/x", None, &"pathrs said so").why,
+            "pathrs said so"
+        );
+    }
+
+    #[test]
+    fn reads_stop_at_the_cap_and_say_so() {
+        let data = vec![b'a'; 100];
+        assert_eq!(read_capped(&data[..], 100).unwrap(), (data.clone(), false));
+        let (head, cut) = read_capped(&data[..], 10).unwrap();
+        assert_eq!((head.len(), cut), (10, true));
+    }
+
+    #[test]
+    fn bad_utf8_names_the_offset() {
+        let e = utf8("/etc/os-release", b"ID=\xffubuntu".to_vec()).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "/etc/os-release: is not UTF-8 text (bad byte at offset 3)"
+        );
+    }
+
+    #[test]
+    fn only_regular_files_are_opened() {
+        let d = tempfile::tempdir().unwrap();
+        let fifo = d.path().join("fifo");
+        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        // SAFETY: mkfifo on a NUL-terminated path we own.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+        let t = |p: &Path| not_a_file(fs::metadata(p).unwrap().file_type());
+        assert!(t(&fifo).unwrap().contains("FIFO"));
+        assert!(t(d.path()).unwrap().contains("directory"));
+        assert!(t(Path::new("/dev/null")).unwrap().contains("device node"));
+        fs::write(d.path().join("f"), "x").unwrap();
+        assert_eq!(t(&d.path().join("f")), None);
+    }
+
+    #[test]
+    fn the_live_host_reads_regular_files_and_refuses_devices() {
+        let root = HostRoot::live();
+        let e = root.read_text("/dev/zero").unwrap_err();
+        assert!(e.why.contains("device node"), "{e}");
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("big");
+        fs::File::create(&p).unwrap().set_len(3 * MAX_READ).unwrap();
+        let p = p.to_str().unwrap();
+        assert!(root
+            .read_text(p)
+            .unwrap_err()
+            .why
+            .contains("larger than 1 MiB"));
+        let h = root.read_head(p, 4096).unwrap();
+        assert_eq!(
+            (h.text.len(), h.truncated, h.not_utf8_at),
+            (4096, true, None)
+        );
+        fs::write(p, b"ok\n\xff\xfe\n").unwrap();
+        let h = root.read_head(p, 4096).unwrap();
+        assert_eq!(
+            (h.text.as_str(), h.truncated, h.not_utf8_at),
+            ("ok\n\u{fffd}\u{fffd}\n", false, Some(3))
+        );
     }
 }

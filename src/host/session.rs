@@ -5,7 +5,6 @@ use super::facts::ToolOutcome;
 use super::root::HostRoot;
 use serde::Deserialize;
 use std::collections::BTreeMap;
-use std::path::PathBuf;
 use std::time::Duration;
 
 /// Who runs rocmenv.
@@ -95,7 +94,7 @@ impl Session for LiveSession {
 
     fn node_meta(&self, host_path: &str) -> Option<NodeMeta> {
         use std::os::unix::fs::MetadataExt;
-        let m = std::fs::metadata(host_path).ok()?;
+        let m = HostRoot::live().metadata(host_path).ok()?;
         Some(NodeMeta {
             mode: m.mode() & 0o7777,
             uid: m.uid(),
@@ -152,11 +151,14 @@ fn run_with_timeout(tool: &str, path: &str, timeout: Duration) -> ToolRun {
     ToolRun::Output { text, outcome }
 }
 
+/// The most output of a tool that is kept: rocminfo on 8 GPUs prints about 100 KiB.
+const TOOL_OUTPUT_CAP: u64 = 4 << 20;
+
 fn read_capped<R: std::io::Read>(r: Option<&mut R>) -> String {
     use std::io::Read;
     let mut buf = Vec::new();
     if let Some(r) = r {
-        let _ = r.take(4 << 20).read_to_end(&mut buf);
+        let _ = r.take(TOOL_OUTPUT_CAP).read_to_end(&mut buf);
     }
     String::from_utf8_lossy(&buf).into_owned()
 }
@@ -198,7 +200,6 @@ pub struct RecordedSession {
     recorded: Option<Recorded>,
     problem: Option<String>,
     root: HostRoot,
-    dir: PathBuf,
 }
 
 /// Where a host tree keeps its recorded facts.
@@ -207,7 +208,6 @@ pub const RECORDED_FILE: &str = "/.rocmenv/recorded.yaml";
 impl RecordedSession {
     /// Reads the recorded file of `root`, if any. A malformed one is reported, not fatal.
     pub fn open(root: &HostRoot) -> Self {
-        let dir = root.path("/.rocmenv");
         let (recorded, problem) = match root.read_text(RECORDED_FILE) {
             Ok(text) => match serde_yaml_ng::from_str::<Recorded>(&text) {
                 Ok(r) => (Some(r), None),
@@ -220,7 +220,6 @@ impl RecordedSession {
             recorded,
             problem,
             root: root.clone(),
-            dir,
         }
     }
 }
@@ -255,7 +254,7 @@ impl Session for RecordedSession {
         }
         // A mounted system keeps real owners; a git checkout does not, so only real device files count.
         use std::os::unix::fs::{FileTypeExt, MetadataExt};
-        let m = std::fs::metadata(self.root.path(host_path)).ok()?;
+        let m = self.root.metadata(host_path).ok()?;
         m.file_type().is_char_device().then(|| NodeMeta {
             mode: m.mode() & 0o7777,
             uid: m.uid(),
@@ -272,12 +271,16 @@ impl Session for RecordedSession {
         if file.contains("..") || file.starts_with('/') {
             return ToolRun::NotRun(format!("recorded output path `{file}` leaves .rocmenv/"));
         }
-        match std::fs::read(self.dir.join(file)) {
-            Ok(b) => ToolRun::Output {
-                text: String::from_utf8_lossy(&b).into_owned(),
+        // The same cap as a live tool's output; the tree's resolver keeps a link in .rocmenv/ inside the tree.
+        match self
+            .root
+            .read_head(&format!("/.rocmenv/{file}"), TOOL_OUTPUT_CAP)
+        {
+            Ok(head) => ToolRun::Output {
+                text: head.text,
                 outcome: ToolOutcome::Recorded,
             },
-            Err(e) => ToolRun::NotRun(format!("recorded output .rocmenv/{file}: {e}")),
+            Err(e) => ToolRun::NotRun(format!("recorded output {e}")),
         }
     }
 

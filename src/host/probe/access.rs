@@ -6,10 +6,11 @@ use crate::host::session::Session;
 
 /// `/etc/group` as (name, gid, members).
 pub(super) fn read_groups(root: &HostRoot) -> Vec<(String, u32, Vec<String>)> {
-    let Ok(text) = root.read_text("/etc/group") else {
+    let Ok(head) = root.read_head("/etc/group", crate::host::root::MAX_READ) else {
         return Vec::new();
     };
-    text.lines()
+    head.text
+        .lines()
         .filter_map(|l| {
             let mut it = l.split(':');
             let name = it.next()?.to_string();
@@ -37,12 +38,15 @@ pub(super) fn probe_user(root: &HostRoot, session: &dyn Session, f: &mut HostFac
     };
     let groups = read_groups(root);
     let name = id.name.clone().or_else(|| {
-        root.read_text("/etc/passwd").ok().and_then(|t| {
-            t.lines().find_map(|l| {
-                let p: Vec<&str> = l.split(':').collect();
-                (p.len() > 2 && p[2].parse::<u32>().ok() == Some(id.uid)).then(|| p[0].to_string())
+        root.read_head("/etc/passwd", crate::host::root::MAX_READ)
+            .ok()
+            .and_then(|h| {
+                h.text.lines().find_map(|l| {
+                    let p: Vec<&str> = l.split(':').collect();
+                    (p.len() > 2 && p[2].parse::<u32>().ok() == Some(id.uid))
+                        .then(|| p[0].to_string())
+                })
             })
-        })
     });
     let mut gids = vec![id.gid];
     match &id.supplementary {
@@ -88,12 +92,7 @@ pub(super) fn node(
     if !root.exists(path) {
         return None;
     }
-    let live_path = root.path(path);
-    let meta = session.node_meta(if root.is_live() {
-        live_path.to_str().unwrap_or(path)
-    } else {
-        path
-    });
+    let meta = session.node_meta(path);
     let accessible = match (meta, user) {
         (_, Some(u)) if u.uid == 0 => Some(true),
         (Some(m), Some(u)) => {

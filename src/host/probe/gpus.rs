@@ -1,12 +1,27 @@
 //! The GPUs as the PCI bus, the KFD topology and DRM show them.
 
 use crate::host::facts::*;
-use crate::host::root::HostRoot;
+use crate::host::root::{HostRoot, ReadError, MAX_READ};
 use crate::parse;
 use crate::vendor::Vendor;
+use std::cell::RefCell;
 
-pub(super) fn hex_id(root: &HostRoot, path: &str) -> Option<u16> {
-    let v = root.read_value(path).ok()?;
+/// A sysfs value, or `None`; a value that exists but cannot be read (a FIFO, a loop, bad bytes) is kept in `seen`
+/// so the probe can name it. Missing values are normal (NVIDIA cards have no `mem_info_vram_total`).
+fn value(root: &HostRoot, path: &str, seen: &RefCell<Vec<ReadError>>) -> Option<String> {
+    match root.read_value(path) {
+        Ok(v) => Some(v),
+        Err(e) => {
+            if !e.is_missing() {
+                seen.borrow_mut().push(e);
+            }
+            None
+        }
+    }
+}
+
+fn hex_id(root: &HostRoot, path: &str, seen: &RefCell<Vec<ReadError>>) -> Option<u16> {
+    let v = value(root, path, seen)?;
     u16::from_str_radix(v.trim_start_matches("0x"), 16).ok()
 }
 
@@ -26,89 +41,103 @@ pub(super) fn probe_pci(root: &HostRoot, f: &mut HostFacts) {
         }
     };
     for bdf in devices {
-        let dir = format!("{base}/{bdf}");
-        let Some(class) = root.read_value(&format!("{dir}/class")).ok() else {
-            continue;
-        };
-        // Display controllers (0x03xx: VGA, 3D, other) and processing accelerators (0x12xx: Instinct MI300).
-        let class = class.trim_start_matches("0x");
-        if !(class.starts_with("03") || class.starts_with("12")) {
-            continue;
+        let seen = RefCell::new(Vec::new());
+        probe_pci_device(root, f, base, &bdf, &seen);
+        for e in seen.into_inner() {
+            f.unavailable(format!("pci {bdf}"), e.to_string());
         }
-        let Some(vendor) = hex_id(root, &format!("{dir}/vendor")).and_then(Vendor::from_pci) else {
-            continue;
-        };
-        let device_id = match hex_id(root, &format!("{dir}/device")) {
-            Some(d) => format!("0x{d:04x}"),
-            None => {
-                f.unavailable(format!("gpu {bdf}"), "its PCI device id cannot be read");
-                continue;
+    }
+}
+
+fn probe_pci_device(
+    root: &HostRoot,
+    f: &mut HostFacts,
+    base: &str,
+    bdf: &str,
+    seen: &RefCell<Vec<ReadError>>,
+) {
+    let dir = format!("{base}/{bdf}");
+    let Some(class) = value(root, &format!("{dir}/class"), seen) else {
+        return;
+    };
+    // Display controllers (0x03xx: VGA, 3D, other) and processing accelerators (0x12xx: Instinct MI300).
+    let class = class.trim_start_matches("0x");
+    if !(class.starts_with("03") || class.starts_with("12")) {
+        return;
+    }
+    let Some(vendor) = hex_id(root, &format!("{dir}/vendor"), seen).and_then(Vendor::from_pci)
+    else {
+        return;
+    };
+    let device_id = match hex_id(root, &format!("{dir}/device"), seen) {
+        Some(d) => format!("0x{d:04x}"),
+        None => {
+            f.unavailable(format!("gpu {bdf}"), "its PCI device id cannot be read");
+            return;
+        }
+    };
+    let read_u64 = |name: &str| {
+        value(root, &format!("{dir}/{name}"), seen).and_then(|v| v.parse::<u64>().ok())
+    };
+    let numa_node = value(root, &format!("{dir}/numa_node"), seen)
+        .and_then(|v| v.parse::<i64>().ok())
+        .filter(|n| *n >= 0 && *n < 4096);
+    let speed =
+        |name: &str| value(root, &format!("{dir}/{name}"), seen).and_then(|v| link_speed(&v));
+    let width = |name: &str| {
+        value(root, &format!("{dir}/{name}"), seen)
+            .and_then(|v| v.parse::<u32>().ok())
+            .filter(|w| *w > 0 && *w <= 32)
+    };
+    let pcie = PcieLink {
+        current_speed_gts: speed("current_link_speed"),
+        current_width: width("current_link_width"),
+        max_speed_gts: speed("max_link_speed"),
+        max_width: width("max_link_width"),
+    };
+    let pcie = (pcie.current_speed_gts.is_some() || pcie.current_width.is_some()).then_some(pcie);
+    let driver = match root.link_name(&format!("{dir}/driver")) {
+        Ok(d) => Some(d),
+        Err(e) => {
+            if !e.is_missing() {
+                seen.borrow_mut().push(e);
+            }
+            None
+        }
+    };
+    let mut gpu = Gpu {
+        vendor,
+        index: 0,
+        pci_address: bdf.to_string(),
+        device_id,
+        name: None,
+        gfx: None,
+        gfx_source: None,
+        compute_capability: None,
+        vram_bytes: None,
+        render_node: None,
+        kfd_node: None,
+        integrated: None,
+        numa_node,
+        pcie,
+        driver,
+    };
+    if vendor == Vendor::Amd {
+        gpu.vram_bytes = read_u64("mem_info_vram_total");
+        let discrete_marker = root.exists(&format!("{dir}/mem_info_vram_vendor"))
+            || root.exists(&format!("{dir}/board_info"));
+        let gtt = read_u64("mem_info_gtt_total");
+        gpu.integrated = if discrete_marker {
+            Some(false)
+        } else {
+            match (gpu.vram_bytes, gtt) {
+                // ollama's heuristic: a small carve-out with a large GTT is an APU.
+                (Some(v), Some(g)) => Some(v <= 4 << 30 && g >= 8 << 30 && g >= 4 * v),
+                _ => None,
             }
         };
-        let read_u64 = |name: &str| {
-            root.read_value(&format!("{dir}/{name}"))
-                .ok()
-                .and_then(|v| v.parse::<u64>().ok())
-        };
-        let numa_node = root
-            .read_value(&format!("{dir}/numa_node"))
-            .ok()
-            .and_then(|v| v.parse::<i64>().ok())
-            .filter(|n| *n >= 0 && *n < 4096);
-        let speed = |name: &str| {
-            root.read_value(&format!("{dir}/{name}"))
-                .ok()
-                .and_then(|v| link_speed(&v))
-        };
-        let width = |name: &str| {
-            root.read_value(&format!("{dir}/{name}"))
-                .ok()
-                .and_then(|v| v.parse::<u32>().ok())
-                .filter(|w| *w > 0 && *w <= 32)
-        };
-        let pcie = PcieLink {
-            current_speed_gts: speed("current_link_speed"),
-            current_width: width("current_link_width"),
-            max_speed_gts: speed("max_link_speed"),
-            max_width: width("max_link_width"),
-        };
-        let pcie =
-            (pcie.current_speed_gts.is_some() || pcie.current_width.is_some()).then_some(pcie);
-        let driver = root.link_name(&format!("{dir}/driver")).ok();
-        let mut gpu = Gpu {
-            vendor,
-            index: 0,
-            pci_address: bdf.clone(),
-            device_id,
-            name: None,
-            gfx: None,
-            gfx_source: None,
-            compute_capability: None,
-            vram_bytes: None,
-            render_node: None,
-            kfd_node: None,
-            integrated: None,
-            numa_node,
-            pcie,
-            driver,
-        };
-        if vendor == Vendor::Amd {
-            gpu.vram_bytes = read_u64("mem_info_vram_total");
-            let discrete_marker = root.exists(&format!("{dir}/mem_info_vram_vendor"))
-                || root.exists(&format!("{dir}/board_info"));
-            let gtt = read_u64("mem_info_gtt_total");
-            gpu.integrated = if discrete_marker {
-                Some(false)
-            } else {
-                match (gpu.vram_bytes, gtt) {
-                    // ollama's heuristic: a small carve-out with a large GTT is an APU.
-                    (Some(v), Some(g)) => Some(v <= 4 << 30 && g >= 8 << 30 && g >= 4 * v),
-                    _ => None,
-                }
-            };
-        }
-        f.gpus.push(gpu);
     }
+    f.gpus.push(gpu);
 }
 
 pub(super) fn probe_kfd(root: &HostRoot, f: &mut HostFacts) {
@@ -125,8 +154,24 @@ pub(super) fn probe_kfd(root: &HostRoot, f: &mut HostFacts) {
     nodes.sort();
     for n in nodes {
         let path = format!("{base}/{n}/properties");
-        let text = match root.read_text(&path) {
-            Ok(t) => t,
+        // Lenient on bytes: one junk line does not hide a GPU, but it is named.
+        let text = match root.read_head(&path, MAX_READ) {
+            Ok(h) if h.truncated => {
+                f.unavailable(
+                    format!("kfd node {n}"),
+                    format!("{path}: is larger than 1 MiB: not read"),
+                );
+                continue;
+            }
+            Ok(h) => {
+                if let Some(at) = h.not_utf8_at {
+                    f.unavailable(
+                        format!("kfd node {n} text"),
+                        format!("{path}: is not UTF-8 text (bad byte at offset {at}): lines that are not `name value` are skipped"),
+                    );
+                }
+                h.text
+            }
             Err(e) => {
                 f.unavailable(format!("kfd node {n}"), e.to_string());
                 continue;
@@ -156,6 +201,12 @@ pub(super) fn probe_kfd(root: &HostRoot, f: &mut HostFacts) {
             None => {
                 let vendor_ok = node.vendor_id() == Some(0x1002);
                 let (Some(b), true) = (bdf.clone(), vendor_ok) else {
+                    if bdf.is_none() {
+                        f.unavailable(
+                            format!("kfd node {n}"),
+                            format!("{path}: a GPU node with no location_id matches no PCI device (is the file cut short?)"),
+                        );
+                    }
                     continue;
                 };
                 f.gpus.push(Gpu {

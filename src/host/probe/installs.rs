@@ -32,9 +32,7 @@ pub(super) fn probe_rocm(root: &HostRoot, f: &mut HostFacts) {
                     );
                 }
             }
-            Err(e) if root.path(&dir).is_dir() => {
-                f.unavailable(format!("rocm {dir}"), e.to_string())
-            }
+            Err(e) if root.is_dir(&dir) => f.unavailable(format!("rocm {dir}"), e.to_string()),
             Err(_) => {}
         }
     }
@@ -86,7 +84,7 @@ pub(super) fn probe_cuda(root: &HostRoot, f: &mut HostFacts) {
                     path: dir,
                 })
             }
-            _ if root.path(&dir).is_dir() => f.unavailable(
+            _ if root.is_dir(&dir) => f.unavailable(
                 format!("cuda {dir}"),
                 "no readable version.json or version.txt",
             ),
@@ -105,20 +103,24 @@ pub(super) fn probe_cuda(root: &HostRoot, f: &mut HostFacts) {
 
 pub(super) fn probe_tools(root: &HostRoot, env: &BTreeMap<String, String>, f: &mut HostFacts) {
     let path = env.get("PATH").map(String::as_str).unwrap_or(DEFAULT_PATH);
-    // The tree's PATH, mapped into the tree: `/usr/bin` in a sysroot is `<tree>/usr/bin`. Relative entries are
-    // skipped: they depend on a working directory the host's processes had, not rocmenv's.
-    let dirs: Vec<std::path::PathBuf> = path
-        .split(':')
-        .filter(|d| d.starts_with('/'))
-        .map(|d| root.dir().join(d.trim_start_matches('/')))
-        .collect();
-    let search = std::env::join_paths(&dirs).ok();
+    // Relative PATH entries are skipped: they depend on a working directory the host's processes had, not rocmenv's.
+    let dirs: Vec<&str> = path.split(':').filter(|d| d.starts_with('/')).collect();
     for tool in TOOLS {
-        let found = search.as_ref().and_then(|p| {
-            let file = which::which_in(tool, Some(p), root.dir()).ok()?;
-            let inside = file.strip_prefix(root.dir()).ok()?;
-            Some(format!("/{}", inside.display()))
-        });
+        let found = if root.is_live() {
+            let search = std::env::join_paths(&dirs).ok();
+            search
+                .and_then(|p| which::which_in(tool, Some(p), "/").ok())
+                .map(|p| p.display().to_string())
+        } else {
+            // In a tree, PATH is looked up through the tree's resolver, so a link out of it finds nothing.
+            dirs.iter()
+                .map(|d| format!("{}/{tool}", d.trim_end_matches('/')))
+                .find(|p| {
+                    use std::os::unix::fs::PermissionsExt;
+                    root.metadata(p)
+                        .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+                })
+        };
         f.tools.insert(tool.to_string(), found);
     }
 }

@@ -30,15 +30,22 @@ pub(super) fn probe_kernel(root: &HostRoot, f: &mut HostFacts) {
 }
 
 pub(super) fn probe_os(root: &HostRoot, f: &mut HostFacts) {
+    // os-release(5): /etc/os-release first, /usr/lib/os-release when it does not exist. The reason given is the
+    // one of the file that was there, so a FIFO or bad bytes in either is named.
     let text = match root.read_text("/etc/os-release") {
-        Err(e) if e.is_missing() => root.read_text("/usr/lib/os-release").map_err(|_| e),
-        other => other,
+        Ok(t) => Ok((t, "/etc/os-release")),
+        Err(e) if e.is_missing() => match root.read_text("/usr/lib/os-release") {
+            Ok(t) => Ok((t, "/usr/lib/os-release")),
+            Err(e2) if e2.is_missing() => Err(format!("{e} (nor /usr/lib/os-release)")),
+            Err(e2) => Err(e2.to_string()),
+        },
+        Err(e) => Err(e.to_string()),
     };
     match text {
-        Ok(t) => {
+        Ok((t, path)) => {
             let os = parse::os_release::parse_os_release(&t);
             if os.id.is_none() {
-                f.unavailable("os", "/etc/os-release has no ID");
+                f.unavailable("os", format!("{path} has no ID"));
             } else {
                 f.os = Some(OsFacts {
                     point_release: os.point_release(),
@@ -51,9 +58,12 @@ pub(super) fn probe_os(root: &HostRoot, f: &mut HostFacts) {
                 });
             }
         }
-        Err(e) => f.unavailable("os", format!("{e} (nor /usr/lib/os-release)")),
+        Err(why) => f.unavailable("os", why),
     }
 }
+
+/// `/proc/cpuinfo` is about 2.5 KiB a logical CPU on x86 (the flags line), so 16 MiB holds thousands of CPUs.
+const CPUINFO_CAP: u64 = 16 << 20;
 
 pub(super) fn probe_system(root: &HostRoot, f: &mut HostFacts) {
     if root.is_live() {
@@ -81,8 +91,15 @@ pub(super) fn probe_system(root: &HostRoot, f: &mut HostFacts) {
         }
         Err(e) => f.unavailable("memory", e.to_string()),
     }
-    match root.read_text("/proc/cpuinfo") {
-        Ok(t) => {
+    match root.read_head("/proc/cpuinfo", CPUINFO_CAP) {
+        Ok(head) => {
+            if head.truncated {
+                f.unavailable(
+                    "cpu cores",
+                    "/proc/cpuinfo: is larger than 16 MiB: only the processors in its first 16 MiB are counted",
+                );
+            }
+            let t = head.text;
             let cores = t.lines().filter(|l| l.starts_with("processor")).count();
             let model = t.lines().find_map(|l| {
                 let (k, v) = l.split_once(':')?;
