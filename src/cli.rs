@@ -304,9 +304,10 @@ pub struct DoctorArgs {
     #[arg(long, value_name = "DIR")]
     pub sysroot: Option<PathBuf>,
 
-    /// Check against this release: rocm-X.Y[.Z], cuda-X.Y or ngc-YY.MM.
-    /// Without it: the ROCm installed under /opt/rocm* (when the matrices know it), else the newest ROCm release
-    /// that builds the AMD GPUs' targets; and the newest CUDA the NVIDIA driver runs.
+    /// Check against this release: rocm-X.Y[.Z], cuda-X.Y or ngc-YY.MM; a series is its newest release (cuda-12 is
+    /// the newest 12.x). Without it: the ROCm installed under /opt/rocm* (when the matrices know it), else the newest
+    /// release whose driver window holds the loaded amdgpu-dkms, else the newest that builds the AMD GPUs' targets;
+    /// and the newest CUDA the NVIDIA driver runs. The first line of the report says which and why.
     #[arg(long, value_name = "TARGET")]
     pub target: Option<TargetSpec>,
 

@@ -20,7 +20,12 @@ fn main() {
     let code = match rocmenv::commands::dispatch(cli) {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("rocmenv: {e}");
+            let line = format!("rocmenv: {e}");
+            if rocmenv::report::glyphs::locale_is_utf8() {
+                eprintln!("{line}");
+            } else {
+                eprintln!("{}", rocmenv::report::glyphs::to_ascii(&line));
+            }
             e.exit_code()
         }
     };

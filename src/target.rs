@@ -5,6 +5,7 @@ use crate::gfx::GfxTarget;
 use crate::host::HostFacts;
 use crate::matrix::nearest;
 use crate::matrix::{CudaRelease, Matrices, NgcRelease, RocmRelease};
+use crate::version::Version;
 
 /// A `--target` value, validated but not yet looked up.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -126,7 +127,7 @@ pub fn resolve<'m>(
                 .map(|r| r.version.to_string())
                 .collect();
             let cuda = m
-                .cuda_series_floor(v)
+                .cuda_release(v)
                 .ok_or_else(|| unknown(format!("CUDA {v}"), nearest(v, &all)))?;
             Ok(Target {
                 rocm: None,
@@ -187,8 +188,56 @@ fn auto<'m>(m: &'m Matrices, facts: &HostFacts) -> Target<'m> {
         };
         Some(RocmTarget { release, why })
     });
+    // Without ROCm user space, an amdgpu-dkms driver still says which releases the host is set up for: the
+    // user space releases whose driver window holds the driver that module came with.
+    let dkms = facts
+        .amdgpu_driver
+        .as_ref()
+        .filter(|d| d.loaded)
+        .and_then(|d| d.version.as_deref())
+        .and_then(|raw| {
+            let v: Version = raw.parse().ok()?;
+            let (driver, _) = m.driver_release_of_dkms(&v)?;
+            Some((raw.to_string(), driver))
+        });
     let rocm = if let (Some(t), true) = (installed, has_amd || !has_nvidia) {
         Some(t)
+    } else if let (Some((raw, driver)), true) = (&dkms, has_amd) {
+        let fits: Vec<&RocmRelease> = m
+            .rocm
+            .releases
+            .iter()
+            .rev()
+            .filter(|r| r.accepts_driver(driver))
+            .collect();
+        let native = fits
+            .iter()
+            .find(|r| !amd.is_empty() && amd.iter().all(|t| r.builds(*t)));
+        match (native, fits.first()) {
+            (Some(release), _) => Some(RocmTarget {
+                release,
+                why: format!(
+                    "newest release that supports the loaded amdgpu-dkms {raw}, driver {}, and builds {}",
+                    driver.short(),
+                    join_targets(&amd)
+                ),
+            }),
+            (None, Some(release)) => Some(RocmTarget {
+                release,
+                why: format!(
+                    "newest release that supports the loaded amdgpu-dkms {raw}, driver {}; {}",
+                    driver.short(),
+                    built_and_not(release, &amd)
+                ),
+            }),
+            (None, None) => Some(RocmTarget {
+                release: m.newest_rocm(),
+                why: format!(
+                    "newest release (no release lists amdgpu-dkms {raw}'s driver {})",
+                    driver.short()
+                ),
+            }),
+        }
     } else if has_amd || !has_nvidia {
         let native = m
             .rocm
@@ -211,10 +260,7 @@ fn auto<'m>(m: &'m Matrices, facts: &HostFacts) -> Target<'m> {
             },
             None => RocmTarget {
                 release: m.newest_rocm(),
-                why: format!(
-                    "newest release (none builds {} natively)",
-                    join_targets(&amd)
-                ),
+                why: format!("newest release; {}", built_and_not(m.newest_rocm(), &amd)),
             },
         })
     } else {
@@ -273,6 +319,21 @@ fn auto<'m>(m: &'m Matrices, facts: &HostFacts) -> Target<'m> {
         rocm,
         cuda,
         explicit: false,
+    }
+}
+
+/// "it builds gfx1030; no release builds gfx90c natively": which of the GPUs' targets a release builds.
+fn built_and_not(release: &RocmRelease, amd: &[GfxTarget]) -> String {
+    let (built, not): (Vec<GfxTarget>, Vec<GfxTarget>) =
+        amd.iter().partition(|t| release.builds(**t));
+    match (built.is_empty(), not.is_empty()) {
+        (_, true) => format!("it builds {}", join_targets(&built)),
+        (true, false) => format!("it does not build {} natively", join_targets(&not)),
+        (false, false) => format!(
+            "it builds {} but not {} natively",
+            join_targets(&built),
+            join_targets(&not)
+        ),
     }
 }
 

@@ -6,6 +6,8 @@ use std::process::{Command, Output};
 fn rocmenv(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_rocmenv"))
         .args(args)
+        // The marks these tests look for are the UTF-8 ones; tests/cli.rs checks the ASCII ones on its own.
+        .env("LC_ALL", "C.UTF-8")
         .env_remove("ROCMENV_MATRICES")
         .env("NO_COLOR", "1")
         .output()
@@ -303,7 +305,7 @@ fn strict_turns_warnings_into_exit_1() {
     // Issue 10: --strict says which warnings made it fail.
     assert_eq!(
         stderr(&o).trim_end(),
-        "rocmenv: --strict: exit 1 for 1 warning(s): pcie.link (0000:c3:00.0)"
+        "rocmenv: --strict: exit 1 for 1 warning: pcie.link (0000:c3:00.0)"
     );
 }
 
@@ -822,4 +824,62 @@ fn run_refuses_bad_flags_with_125_like_docker_run() {
     let o = rocmenv(&["run", "--help"]);
     assert_eq!(o.status.code(), Some(0));
     assert!(String::from_utf8_lossy(&o.stdout).contains("125 rocmenv itself"));
+}
+
+#[test]
+fn a_locale_that_is_not_utf8_gets_ascii_marks_and_json_keeps_its_text() {
+    // Issue 10: plain output where the terminal cannot show more; ASCII marks where the locale is not UTF-8.
+    let fixture = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/hosts/rtx4090-driver-535"
+    );
+    let run = |vars: &[(&str, &str)], extra: &[&str]| {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_rocmenv"));
+        c.args(["doctor", "--sysroot", fixture, "--target", "cuda-12.4"])
+            .args(extra)
+            .env_remove("ROCMENV_MATRICES")
+            .env_remove("LC_ALL")
+            .env_remove("LC_CTYPE")
+            .env_remove("LANG");
+        for (k, v) in vars {
+            c.env(k, v);
+        }
+        let o = c.output().unwrap();
+        (o.status.code(), String::from_utf8(o.stdout).unwrap())
+    };
+    for vars in [
+        &[][..],
+        &[("LANG", "C")][..],
+        &[("LANG", "en_US.UTF-8"), ("LC_ALL", "POSIX")][..],
+    ] {
+        let (code, text) = run(vars, &[]);
+        assert_eq!(code, Some(1), "{vars:?}");
+        assert!(text.is_ascii(), "{vars:?}: {text}");
+        assert!(
+            text.contains("\n  x NVIDIA driver 535.104.05 is too old"),
+            "{text}"
+        );
+        assert!(
+            text.contains("\n  + 1 GPU: NVIDIA GeForce RTX 4090"),
+            "{text}"
+        );
+        assert!(text.contains("needs >= 550.54.15"), "{text}");
+    }
+    let (_, text) = run(&[("LANG", "C.UTF-8")], &[]);
+    assert!(
+        text.contains("\n  ✗ NVIDIA driver 535.104.05 is too old"),
+        "{text}"
+    );
+    assert!(text.contains("needs ≥ 550.54.15"), "{text}");
+    // JSON is data: its text is the same in any locale.
+    let (_, json) = run(&[("LANG", "C")], &["--json"]);
+    assert!(json.contains("needs ≥ 550.54.15"), "{json}");
+    // Errors on stderr follow the locale too.
+    let o = Command::new(env!("CARGO_BIN_EXE_rocmenv"))
+        .args(["env", "--gfx", "gfx1030", "--rocm", "abc"])
+        .env("LC_ALL", "C")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(o.stderr.is_ascii());
 }

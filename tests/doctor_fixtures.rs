@@ -115,6 +115,105 @@ fn mi300x_default_target_is_the_installed_rocm_and_the_newest_flags_the_old_driv
 }
 
 #[test]
+fn without_rocm_user_space_the_default_target_follows_the_amdgpu_dkms_driver() {
+    // Issue 10: a host with amdgpu-dkms 6.8.5 (driver 6.2) and no /opt/rocm is checked against the newest release whose
+    // driver window holds driver 6.2, not against the newest release, whose window it is outside.
+    let dir = tempfile::tempdir().unwrap();
+    let tree = dir.path().join("mi300x");
+    let copy = std::process::Command::new("cp")
+        .arg("-a")
+        .arg(fixture("mi300x-x4-ubuntu2204"))
+        .arg(&tree)
+        .status()
+        .unwrap();
+    assert!(copy.success());
+    for e in std::fs::read_dir(tree.join("opt")).unwrap() {
+        let p = e.unwrap().path();
+        if p.file_name().unwrap().to_string_lossy().starts_with("rocm") {
+            let _ = std::fs::remove_dir_all(&p).or_else(|_| std::fs::remove_file(&p));
+        }
+    }
+    let r = build_report(&DoctorOptions {
+        sysroot: Some(tree.clone()),
+        ..DoctorOptions::default()
+    })
+    .unwrap();
+    assert!(
+        r.target_why
+            .starts_with("newest release that supports the loaded amdgpu-dkms 6.8.5, driver 6.2, and builds gfx942"),
+        "{}",
+        r.target_why
+    );
+    let f = find(&r, "driver.amdgpu-version", None);
+    assert_eq!(f.status, Status::Pass, "{}", f.summary);
+    let newest = doctor("mi300x-x4-ubuntu2204", Some("rocm-7.2.4"));
+    assert_ne!(r.target["rocm"], newest.target["rocm"]);
+    // Without the dkms module (the in-tree driver has no version), the newest release that builds the GPU is taken.
+    std::fs::remove_file(tree.join("sys/module/amdgpu/version")).unwrap();
+    let r = build_report(&DoctorOptions {
+        sysroot: Some(tree),
+        ..DoctorOptions::default()
+    })
+    .unwrap();
+    assert_eq!(r.target_why, "newest release that builds gfx942");
+}
+
+#[test]
+fn the_default_for_a_mixed_host_without_rocm_names_what_the_release_builds() {
+    // Issue 10: the ryzen5600g header said "none builds gfx1030, gfx90c natively" while a check said gfx1030 is
+    // supported: the header names what the chosen release builds and what it does not.
+    let dir = tempfile::tempdir().unwrap();
+    let tree = dir.path().join("mint");
+    let copy = std::process::Command::new("cp")
+        .arg("-a")
+        .arg(fixture("ryzen5600g-igpu-rx6800-mint21"))
+        .arg(&tree)
+        .status()
+        .unwrap();
+    assert!(copy.success());
+    std::fs::remove_dir_all(tree.join("opt")).unwrap();
+    std::fs::remove_file(tree.join("sys/module/amdgpu/version")).unwrap();
+    let r = build_report(&DoctorOptions {
+        sysroot: Some(tree),
+        ..DoctorOptions::default()
+    })
+    .unwrap();
+    assert_eq!(
+        r.target_why,
+        "newest release; it builds gfx1030 but not gfx90c natively"
+    );
+    let f = find(&r, "gpu.gfx-supported", Some("0000:03:00.0"));
+    assert_eq!(f.status, Status::Pass, "{}", f.summary);
+}
+
+#[test]
+fn a_series_target_is_the_newest_release_of_that_series_for_rocm_and_cuda_alike() {
+    // Issue 10: `cuda-12` resolved to 12.0.0 while `rocm-6` resolved to the newest 6.x.
+    let m = rocmenv::matrix::Matrices::embedded().unwrap();
+    let r = doctor("rtx4090-driver-535", Some("cuda-12"));
+    let newest_12 = m
+        .cuda
+        .releases
+        .iter()
+        .filter(|c| c.version.major() == 12)
+        .map(|c| c.version.to_string())
+        .last()
+        .unwrap();
+    assert_eq!(r.target["cuda"], newest_12.as_str());
+    assert_ne!(newest_12, "12.0.0");
+    let r = doctor("rx6700xt-ubuntu2204", Some("rocm-6"));
+    let newest_6 = m
+        .rocm
+        .releases
+        .iter()
+        .filter(|c| c.version.major() == 6)
+        .map(|c| c.version.to_string())
+        .last()
+        .unwrap();
+    assert_eq!(r.target["rocm"], newest_6.as_str());
+}
+
+#[test]
 fn mi210_x4_reports_the_degraded_link() {
     let r = doctor("mi210-x4-ubuntu2204", Some("rocm-6.2"));
     let slow = find(&r, "pcie.link", Some("0000:c3:00.0"));
@@ -283,7 +382,9 @@ fn rtx4090_driver_535_is_too_old_for_cuda_124() {
     let f = find(&r, "driver.nvidia-version", None);
     assert_eq!(f.status, Status::Fail);
     assert!(
-        f.summary.contains("535.104.05") && f.summary.contains("550.54.14"),
+        f.summary.contains("535.104.05")
+            && f.summary.contains("550.54.15")
+            && f.summary.contains("12.4 Update 1"),
         "{}",
         f.summary
     );

@@ -154,6 +154,7 @@ fn the_portable_build_loads_hip_inside_an_image() {
     let o = Command::new(env!("CARGO_BIN_EXE_rocmenv"))
         .args(["run", "--probe", "--vendor", "cpu", "--image", &image])
         .env("ROCMENV_PROBE_BINARY", &bin)
+        .env("LC_ALL", "C.UTF-8")
         .output()
         .unwrap();
     let out = String::from_utf8_lossy(&o.stdout);

@@ -18,6 +18,7 @@ const PYTHON: &str = "/usr/bin/python3";
 
 fn rocmenv(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_rocmenv"))
+        .env("LC_ALL", "C.UTF-8")
         .args(args)
         .env_remove("ROCMENV_MATRICES")
         .env("NO_COLOR", "1")

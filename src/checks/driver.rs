@@ -45,20 +45,6 @@ fn amdgpu_loaded(cx: &Context) -> Finding {
     }
 }
 
-/// Which driver release a DKMS module version belongs to, by the matrices' `amdgpu_dkms`.
-fn driver_release_of(cx: &Context, v: &Version) -> Option<(Version, bool)> {
-    cx.matrices.rocm.releases.iter().rev().find_map(|r| {
-        let dkms = r.amdgpu_dkms.as_ref()?;
-        if dkms.major() != v.major() || dkms.minor() != v.minor() {
-            return None;
-        }
-        Some((
-            r.ships_driver.clone()?,
-            r.provenance.is_unconfirmed("amdgpu_dkms"),
-        ))
-    })
-}
-
 fn window(r: &crate::matrix::RocmRelease) -> String {
     r.kernel_drivers
         .iter()
@@ -112,7 +98,7 @@ fn amdgpu_version(cx: &Context) -> Finding {
             format!("amdgpu version `{raw}` is not a version rocmenv can compare"),
         );
     };
-    let Some((release, unconfirmed)) = driver_release_of(cx, &v) else {
+    let Some((release, unconfirmed)) = cx.matrices.driver_release_of_dkms(&v) else {
         return Finding::new(ID, AREA, Status::Warn, format!("amdgpu-dkms {raw} does not map to a driver release in rocm.yaml"))
             .detail(format!("ROCm {} works with driver releases {}", r.version, window(r)))
             .fix("check `dpkg -l amdgpu-dkms` (or `rpm -q amdgpu-dkms`): its version ends in the ROCm release it came from, e.g. 6.8.5.60200 = ROCm 6.2.0");

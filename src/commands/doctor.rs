@@ -123,8 +123,13 @@ pub fn exec(
             .collect();
         let _ = writeln!(
             err,
-            "rocmenv: --strict: exit 1 for {} warning(s): {}",
+            "rocmenv: --strict: exit 1 for {} {}: {}",
             warned.len(),
+            if warned.len() == 1 {
+                "warning"
+            } else {
+                "warnings"
+            },
             warned.join(", ")
         );
     }

@@ -16,44 +16,50 @@ mod suite;
 
 use crate::cli::{Cli, Command};
 use crate::error::Error;
+use crate::report::glyphs::{self, AsciiWriter};
 use crate::report::Style;
-use std::io::IsTerminal;
+use std::io::{IsTerminal, Write};
 
 /// Runs the command `cli` names; returns the process exit code, or the error that ended it.
 pub fn dispatch(cli: Cli) -> Result<i32, Error> {
     let stdout = std::io::stdout();
-    let mut out = stdout.lock();
+    // Where the locale is not UTF-8, human output is transliterated to ASCII (`✓` → `+`); JSON, shell code,
+    // Dockerfiles and a container's own output are data and keep their bytes.
+    let ascii = !glyphs::locale_is_utf8();
+    let is_data = match &cli.command {
+        Command::Doctor(a) => a.json,
+        Command::Probe { json } | Command::Gc { json, .. } => *json,
+        Command::Matrix(a) => a.json,
+        Command::Smoke(_) | Command::Bench(_) => false,
+        // `run --probe` prints a report; a plain run passes the container's output through.
+        Command::Run(a) => !a.probe,
+        _ => true,
+    };
+    let mut out: Box<dyn Write> = if ascii && !is_data {
+        Box::new(AsciiWriter::new(stdout.lock()))
+    } else {
+        Box::new(stdout.lock())
+    };
+    let mut err: Box<dyn Write + Send> = if ascii {
+        Box::new(AsciiWriter::new(std::io::stderr()))
+    } else {
+        Box::new(std::io::stderr())
+    };
     let matrices = cli.matrices;
+    let style = Style::detect(&stdout);
     let done = match cli.command {
-        Command::Doctor(a) => doctor::exec(
-            a,
-            matrices,
-            Style::detect(&stdout),
-            &mut out,
-            &mut std::io::stderr(),
-        ),
-        Command::Env(a) => env::exec(a, matrices, &mut out, &mut std::io::stderr()),
-        Command::Dockerfile(a) => dockerfile::exec(*a, matrices, &mut out, &mut std::io::stderr()),
+        Command::Doctor(a) => doctor::exec(a, matrices, style, &mut out, &mut err),
+        Command::Env(a) => env::exec(a, matrices, &mut out, &mut err),
+        Command::Dockerfile(a) => dockerfile::exec(*a, matrices, &mut out, &mut err),
         Command::Probe { json } => probe::exec(json, &mut out),
         Command::Build(a) => {
             let terminal = std::io::stderr().is_terminal();
-            build::exec(a, matrices, terminal, &mut out, Box::new(std::io::stderr()))
+            build::exec(a, matrices, terminal, &mut out, err)
         }
+        // The container's stdout and stderr pass through untouched.
         Command::Run(a) => Ok(run::exec(a, matrices, &mut out, &mut std::io::stderr())),
-        Command::Smoke(a) => smoke::exec(
-            a,
-            matrices,
-            Style::detect(&stdout),
-            &mut out,
-            &mut std::io::stderr(),
-        ),
-        Command::Bench(a) => bench::exec(
-            a,
-            matrices,
-            Style::detect(&stdout),
-            &mut out,
-            &mut std::io::stderr(),
-        ),
+        Command::Smoke(a) => smoke::exec(a, matrices, style, &mut out, &mut err),
+        Command::Bench(a) => bench::exec(a, matrices, style, &mut out, &mut err),
         Command::Matrix(a) => matrix::exec(a, matrices, &mut out),
         Command::Gc { json, all } => gc::exec(json, all, &mut out),
         Command::Completions { shell } => completions::exec(shell, &mut out),

@@ -44,13 +44,19 @@ impl Matrices {
             .find(|r| r.version.in_series(&v, parts))
     }
 
-    /// The oldest CUDA release of a series: the one whose driver floor a `cuda-X.Y` request needs.
-    pub fn cuda_series_floor(&self, spec: &str) -> Option<&CudaRelease> {
-        let (v, parts) = parse_with_parts(spec).ok()?;
-        self.cuda
-            .releases
-            .iter()
-            .find(|r| r.version.in_series(&v, parts))
+    /// The AMD GPU Driver release an amdgpu-dkms module version belongs to (`/sys/module/amdgpu/version` 6.8.5 →
+    /// driver 6.2), by the releases' `amdgpu_dkms`, and whether that mapping is marked unconfirmed.
+    pub fn driver_release_of_dkms(&self, dkms_version: &Version) -> Option<(Version, bool)> {
+        self.rocm.releases.iter().rev().find_map(|r| {
+            let dkms = r.amdgpu_dkms.as_ref()?;
+            if dkms.major() != dkms_version.major() || dkms.minor() != dkms_version.minor() {
+                return None;
+            }
+            Some((
+                r.ships_driver.clone()?,
+                r.provenance.is_unconfirmed("amdgpu_dkms"),
+            ))
+        })
     }
 
     /// The minor-version-compatibility family of a CUDA major.

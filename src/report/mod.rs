@@ -1,6 +1,7 @@
 //! Reporters: render a doctor run as human text or JSON, and build progress. They write to `&mut dyn Write`, so tests capture them.
 
 mod env;
+pub mod glyphs;
 mod human;
 mod json;
 mod matrix;

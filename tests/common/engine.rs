@@ -160,6 +160,7 @@ pub fn hip_image(e: &Engine) -> String {
 pub fn rocmenv(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_rocmenv"))
         .args(args)
+        .env("LC_ALL", "C.UTF-8")
         .env_remove("ROCMENV_MATRICES")
         .output()
         .expect("runs")
