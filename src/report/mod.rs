@@ -5,6 +5,7 @@ pub mod glyphs;
 mod human;
 mod json;
 mod matrix;
+pub mod node;
 mod progress;
 mod runtime;
 mod suite;
