@@ -138,8 +138,9 @@ fn embedded_cuda_and_ngc_facts() {
     assert_eq!(c.label, "12.4 Update 1");
     assert_eq!(c.min_driver_linux.to_string(), "550.54.15");
     assert_eq!(m.cuda_release("12.4").unwrap().version, v("12.4.1"));
+    // `12.4` is the newest 12.4.x (one rule for every series target, issue 10); 12.4.0 keeps its own floor.
     assert_eq!(
-        m.cuda_series_floor("12.4")
+        m.cuda_release("12.4.0")
             .unwrap()
             .min_driver_linux
             .to_string(),
