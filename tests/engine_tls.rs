@@ -8,11 +8,16 @@
 #[allow(dead_code)]
 #[path = "common/engine.rs"]
 mod common;
+#[allow(dead_code)]
+#[path = "common/dockerd.rs"]
+mod dockerd;
+
+use dockerd::{Bridge, SecondDaemon};
+use std::ffi::OsString;
 
 use std::net::TcpListener;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::path::Path;
+use std::process::{Command, Output};
 
 fn required() -> bool {
     std::env::var("ROCMENV_ENGINE_TESTS").as_deref() == Ok("1")
@@ -63,92 +68,6 @@ fn make_certs(dir: &Path) {
     );
 }
 
-/// A bridge of the test's own for the second daemon (its default network); dropping it deletes the bridge.
-struct Bridge(String);
-
-impl Bridge {
-    /// `rocmtls<pid>` with 10.213.N.1/24, N from the pid: no clash with docker0's 172.17/16 or another test run.
-    fn create() -> Bridge {
-        let pid = std::process::id();
-        let name = format!("rocmtls{}", pid % 10_000_000);
-        let net = format!("10.213.{}.1/24", pid % 250 + 1);
-        let b = Bridge(name.clone());
-        for args in [
-            vec!["link", "add", &name, "type", "bridge"],
-            vec!["addr", "add", &net, "dev", &name],
-            vec!["link", "set", &name, "up"],
-        ] {
-            let o = Command::new("ip").args(&args).output().expect("ip runs");
-            assert!(o.status.success(), "ip {args:?}: {}", stderr(&o));
-        }
-        b
-    }
-}
-
-impl Drop for Bridge {
-    fn drop(&mut self) {
-        let _ = Command::new("ip")
-            .args(["link", "delete", &self.0])
-            .stderr(Stdio::null())
-            .status();
-    }
-}
-
-/// The second dockerd; dropping it stops it (SIGTERM, then SIGKILL) and removes its containerd namespace.
-struct TlsDaemon {
-    child: Child,
-    _bridge: Bridge,
-    port: u16,
-    namespace: String,
-    containerd: Option<PathBuf>,
-    log: PathBuf,
-}
-
-impl Drop for TlsDaemon {
-    fn drop(&mut self) {
-        // SAFETY: kill(2) on our own child's pid; no memory is touched.
-        unsafe { libc::kill(self.child.id() as libc::pid_t, libc::SIGTERM) };
-        let start = Instant::now();
-        while start.elapsed() < Duration::from_secs(20) {
-            if matches!(self.child.try_wait(), Ok(Some(_))) {
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(100));
-        }
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-        if let Some(sock) = &self.containerd {
-            for ns in [
-                self.namespace.clone(),
-                format!("{}-plugins", self.namespace),
-            ] {
-                let _ = Command::new("ctr")
-                    .args(["--address", &sock.display().to_string()])
-                    .args(["namespaces", "remove", &ns])
-                    .stdout(Stdio::null())
-                    .stderr(Stdio::null())
-                    .status();
-            }
-        }
-    }
-}
-
-impl TlsDaemon {
-    fn host(&self) -> String {
-        format!("tcp://127.0.0.1:{}", self.port)
-    }
-
-    /// The docker CLI against this daemon with the good certificates.
-    fn docker(&self, certs: &Path) -> Command {
-        let mut c = Command::new("docker");
-        c.env("DOCKER_HOST", self.host())
-            .env("DOCKER_TLS_VERIFY", "1")
-            .env("DOCKER_CERT_PATH", certs.join("good"))
-            .env_remove("DOCKER_CONTEXT");
-        c
-    }
-}
-
 fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")
         .and_then(|l| l.local_addr())
@@ -156,84 +75,26 @@ fn free_port() -> u16 {
         .port()
 }
 
-fn start_daemon(tmp: &Path, certs: &Path) -> TlsDaemon {
-    let port = free_port();
-    let bridge = Bridge::create();
-    let namespace = format!("rocmenv-test-tls-{}", std::process::id());
-    // The shared daemon's containerd, in a namespace of our own; without one, dockerd starts its own.
-    let containerd = [
-        "/var/run/docker/containerd/containerd.sock",
-        "/run/containerd/containerd.sock",
-    ]
-    .iter()
-    .map(PathBuf::from)
-    .find(|p| p.exists());
-    let d = tmp.join("dockerd");
-    for sub in ["data", "exec"] {
-        std::fs::create_dir_all(d.join(sub)).unwrap();
-    }
-    // An empty daemon.json, so the host's /etc/docker/daemon.json (hosts, bridges) cannot clash with our flags.
-    std::fs::write(d.join("daemon.json"), "{}").unwrap();
-    let log = d.join("log");
-    let mut cmd = Command::new("dockerd");
-    cmd.arg("--config-file")
-        .arg(d.join("daemon.json"))
-        .args(["--tlsverify", "--tlscacert"])
-        .arg(certs.join("ca.pem"))
-        .arg("--tlscert")
-        .arg(certs.join("server-cert.pem"))
-        .arg("--tlskey")
-        .arg(certs.join("server-key.pem"))
-        .args(["-H", &format!("tcp://127.0.0.1:{port}")])
-        .arg("--data-root")
-        .arg(d.join("data"))
-        .arg("--exec-root")
-        .arg(d.join("exec"))
-        .arg("--pidfile")
-        .arg(d.join("pid"))
-        .arg(format!("--bridge={}", bridge.0))
-        .args(["--iptables=false", "--ip-masq=false", "--ip-forward=false"]);
-    if let Some(sock) = &containerd {
-        cmd.arg("--containerd")
-            .arg(sock)
-            .args(["--containerd-namespace", &namespace])
-            .args([
-                "--containerd-plugins-namespace",
-                &format!("{namespace}-plugins"),
-            ]);
-    }
-    let child = cmd
-        .stdin(Stdio::null())
-        .stdout(std::fs::File::create(&log).unwrap())
-        .stderr(std::fs::File::create(d.join("log.err")).unwrap())
-        .spawn()
-        .expect("dockerd starts");
-    let daemon = TlsDaemon {
-        child,
-        _bridge: bridge,
-        port,
-        namespace,
-        containerd,
-        log,
-    };
-    let start = Instant::now();
-    loop {
-        let ok = daemon
-            .docker(certs)
-            .args(["version", "--format", "{{.Server.Version}}"])
-            .output()
-            .is_ok_and(|o| o.status.success());
-        if ok {
-            return daemon;
-        }
-        assert!(
-            start.elapsed() < Duration::from_secs(60),
-            "the TLS dockerd did not come up in 60 s: {}{}",
-            std::fs::read_to_string(&daemon.log).unwrap_or_default(),
-            std::fs::read_to_string(daemon.log.with_extension("err")).unwrap_or_default()
-        );
-        std::thread::sleep(Duration::from_millis(300));
-    }
+/// The TLS dockerd on a free port of 127.0.0.1; the docker CLI reaches it with the good certificates.
+fn start_daemon(tmp: &Path, certs: &Path) -> SecondDaemon {
+    let host = format!("tcp://127.0.0.1:{}", free_port());
+    let tls: Vec<OsString> = vec![
+        "--tlsverify".into(),
+        "--tlscacert".into(),
+        certs.join("ca.pem").into(),
+        "--tlscert".into(),
+        certs.join("server-cert.pem").into(),
+        "--tlskey".into(),
+        certs.join("server-key.pem").into(),
+    ];
+    let cli_env = vec![
+        ("DOCKER_TLS_VERIFY".to_string(), "1".to_string()),
+        (
+            "DOCKER_CERT_PATH".to_string(),
+            certs.join("good").display().to_string(),
+        ),
+    ];
+    SecondDaemon::start(tmp, &host, &tls, cli_env, Bridge::create("rocmtls", 213))
 }
 
 /// rocmenv with only the Docker variables given (the test's own DOCKER_* are cleared, DOCKER_CONFIG is empty).
@@ -310,16 +171,8 @@ fn doctor_run_and_contexts_over_tls_and_each_tls_failure_in_one_line() {
     std::fs::create_dir(&certs).unwrap();
     make_certs(&certs);
     let daemon = start_daemon(tmp.path(), &certs);
-    let host = daemon.host();
-    let load = sh(
-        tmp.path(),
-        &format!(
-            "docker save {} | DOCKER_HOST={host} DOCKER_TLS_VERIFY=1 DOCKER_CERT_PATH={} docker load -q",
-            common::BASE,
-            certs.join("good").display()
-        ),
-    );
-    assert!(load.status.success(), "docker load: {}", stderr(&load));
+    let host = daemon.host.clone();
+    daemon.load_from_shared(common::BASE);
     let config = tmp.path().join("docker-config");
     std::fs::create_dir(&config).unwrap();
     let tls = |dir: &str| {
@@ -356,7 +209,7 @@ fn doctor_run_and_contexts_over_tls_and_each_tls_failure_in_one_line() {
     // A context made by the docker CLI in our DOCKER_CONFIG: by DOCKER_CONTEXT, then as currentContext.
     let good = certs.join("good");
     let made = daemon
-        .docker(&certs)
+        .docker()
         .env("DOCKER_CONFIG", &config)
         .args(["context", "create", "rocmenv-tls", "--docker"])
         .arg(format!(
@@ -478,7 +331,7 @@ fn doctor_run_and_contexts_over_tls_and_each_tls_failure_in_one_line() {
     );
 
     // Nothing was left on the TLS daemon.
-    let ps = daemon.docker(&certs).args(["ps", "-aq"]).output().unwrap();
+    let ps = daemon.docker().args(["ps", "-aq"]).output().unwrap();
     assert!(ps.status.success(), "{}", stderr(&ps));
     assert!(
         ps.stdout.is_empty(),

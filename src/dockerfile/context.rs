@@ -42,10 +42,21 @@ pub fn write_context(rendered: &Rendered, dir: &Path, force: bool) -> Result<(),
         }
     }
     fs::create_dir_all(dir).map_err(|e| io(dir, "create", e))?;
+    // Two phases: every file goes to its temp file first; only when all are written are they renamed into place, so
+    // a full disk halfway leaves the directory as it was, not a Dockerfile without its .dockerignore.
+    let mut staged: Vec<(PathBuf, PathBuf)> = Vec::new();
+    let unstage = |staged: &[(PathBuf, PathBuf)]| {
+        for (tmp, _) in staged {
+            let _ = fs::remove_file(tmp);
+        }
+    };
     for (rel, bytes) in all {
         let path = dir.join(&rel);
         if let Some(parent) = path.parent() {
-            fs::create_dir_all(parent).map_err(|e| io(parent, "create", e))?;
+            if let Err(e) = fs::create_dir_all(parent) {
+                unstage(&staged);
+                return Err(io(parent, "create", e));
+            }
         }
         // A hidden name of our own, so the temp file cannot be a user's `Dockerfile.tmp`.
         let mut tmp_name = std::ffi::OsString::from(".");
@@ -55,12 +66,19 @@ pub fn write_context(rendered: &Rendered, dir: &Path, force: bool) -> Result<(),
         let result = (|| {
             let mut f = fs::File::create(&tmp)?;
             f.write_all(bytes)?;
-            f.sync_all()?;
-            fs::rename(&tmp, &path)
+            f.sync_all()
         })();
         if let Err(e) = result {
             let _ = fs::remove_file(&tmp);
+            unstage(&staged);
             return Err(io(&path, "write", e));
+        }
+        staged.push((tmp, path));
+    }
+    for (i, (tmp, path)) in staged.iter().enumerate() {
+        if let Err(e) = fs::rename(tmp, path) {
+            unstage(&staged[i..]);
+            return Err(io(path, "write", e));
         }
     }
     Ok(())

@@ -121,7 +121,17 @@ pub fn build_context(
         } else {
             let said = run_build(engine, ctx, stack, &tag, flags, on_event, &running).await?;
             // The classic builder prints a short id; the store has the full one.
-            outcome.image_id = d.inspect_image(&tag).await.ok().and_then(|i| i.id).or(said);
+            outcome.image_id = match d.inspect_image(&tag).await {
+                Ok(i) => i.id.or(said),
+                Err(_) if said.is_some() => said,
+                // The stream ended without an image and the store has none: the daemon went away or cut the build.
+                Err(e) => {
+                    return Err(Error::Engine(format!(
+                        "the build ended without an image: {}",
+                        describe(&e)
+                    )))
+                }
+            };
         }
         for t in tags {
             let target = ImageRef::parse(t).map_err(|why| Error::Reference {
@@ -143,7 +153,10 @@ pub fn build_context(
         let mut signals = StopSignals::install()?;
         // Dropping `work` closes the build's connection, which makes the daemon cancel the build.
         let signal = tokio::select! {
-            r = work => return r,
+            r = work => return match r {
+                Err(e) => Err(engine.explain_lost(e, "the build").await),
+                ok => ok,
+            },
             s = signals.recv() => s,
         };
         let tag = current_tag.borrow().clone();

@@ -126,6 +126,22 @@ impl Engine {
         Engine::connect_to(&Endpoint::from_env()?)
     }
 
+    /// After an engine call failed with `e`: when the daemon no longer answers a ping, the error says that the engine
+    /// went away during `during` and names the endpoint, instead of the bare call that happened to fail.
+    pub(crate) async fn explain_lost(&self, e: Error, during: &str) -> Error {
+        let Error::Engine(msg) = &e else { return e };
+        let alive = tokio::time::timeout(CONNECT_TIMEOUT, self.docker.ping())
+            .await
+            .is_ok_and(|r| r.is_ok());
+        if alive {
+            return e;
+        }
+        Error::Engine(format!(
+            "the engine at {} stopped answering during {during} ({msg}); once it is back, `rocmenv gc` removes what was left",
+            self.endpoint
+        ))
+    }
+
     /// The endpoint connected to.
     pub fn endpoint(&self) -> &str {
         &self.endpoint

@@ -197,7 +197,10 @@ impl Engine {
             // Installed before the container exists, so a Ctrl-C during create is not lost.
             let mut signals = StopSignals::install()?;
             let id = self.create(spec).await?;
-            let res = self.drive(&id, spec, on_output, &mut signals).await;
+            let res = match self.drive(&id, spec, on_output, &mut signals).await {
+                Err(e) => Err(self.explain_lost(e, "the run").await),
+                ok => ok,
+            };
             let opts = RemoveContainerOptionsBuilder::new()
                 .force(true)
                 .v(true)
