@@ -400,6 +400,12 @@ pub struct RunArgs {
     #[arg(long, value_name = "FILE", requires = "result")]
     pub result_to: Option<PathBuf>,
 
+    /// How confined the container is: `default` uses what the vendors document (AMD: seccomp=unconfined and
+    /// --ipc=host; NVIDIA: --ipc=host); `strict` uses Docker's default seccomp profile plus only the NUMA calls
+    /// (get_mempolicy, mbind, set_mempolicy) and a sized /dev/shm instead of --ipc=host. See docs/engine.md.
+    #[arg(long, value_enum, default_value = "default", value_name = "LEVEL")]
+    pub security: crate::engine::Security,
+
     /// Print the equivalent `docker run` line instead of running.
     #[arg(long)]
     pub print: bool,
@@ -446,6 +452,12 @@ pub struct SuiteArgs {
     /// Use only this GPU: its number in doctor's `#` column (AMD: HIP_VISIBLE_DEVICES order; NVIDIA: nvidia-smi's).
     #[arg(long, value_name = "N")]
     pub gpu: Option<usize>,
+
+    /// How confined the container is (with --image): `default` uses what the vendors document (AMD: seccomp=unconfined and
+    /// --ipc=host; NVIDIA: --ipc=host); `strict` uses Docker's default seccomp profile plus only the NUMA calls
+    /// (get_mempolicy, mbind, set_mempolicy) and a sized /dev/shm instead of --ipc=host. See docs/engine.md.
+    #[arg(long, value_enum, default_value = "default", value_name = "LEVEL")]
+    pub security: crate::engine::Security,
 
     /// Stop the suite after this many seconds; it then counts as a failed test named `timeout`.
     #[arg(long, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..))]

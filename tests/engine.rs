@@ -24,6 +24,7 @@ fn cpu_spec(image: &str, cmd: &[&str]) -> RunSpec {
             devices: vec![],
             group_add: vec![],
             security_opt: vec![],
+            security: rocmenv::engine::Security::Default,
             ipc_host: false,
             shm_size: 64 << 20,
             gpu_request: None,

@@ -188,6 +188,7 @@ fn in_container(
         ],
         probe: false,
         probe_binary: None,
+        security: args.security,
     };
     let engine = Engine::connect_default()?;
     let mut spec = plan_run(&run_plan, Some(&engine), err)?;

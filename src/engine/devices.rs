@@ -1,5 +1,6 @@
 //! Which host devices a container gets, per vendor: a pure function of the host facts, unit-tested on captured hosts.
 
+use super::seccomp::{strict_security_opt, Security};
 use crate::host::{Gpu, HostFacts};
 use crate::vendor::Vendor;
 use serde::Serialize;
@@ -60,8 +61,11 @@ pub struct DeviceMap {
     pub devices: Vec<String>,
     /// Group ids added to the container's process, numbers so images without the groups work.
     pub group_add: Vec<u32>,
-    /// `seccomp=unconfined` for ROCm (its allocator uses syscalls Docker's profile blocks).
+    /// `seccomp=unconfined` for ROCm (its allocator uses syscalls Docker's profile blocks), or under
+    /// `--security strict` the strict profile's content (`seccomp={…}`).
     pub security_opt: Vec<String>,
+    /// How confined the container is.
+    pub security: Security,
     /// `--ipc=host` (RCCL/NCCL share memory between processes).
     pub ipc_host: bool,
     /// `/dev/shm` size in bytes (PyTorch DataLoader workers pass tensors through it).
@@ -119,19 +123,22 @@ fn amd_selection(facts: &HostFacts, gpu: Option<usize>) -> Result<Vec<&Gpu>, Str
 }
 
 /// Maps the host's GPUs for `vendor`. `etc_group` is the host's `/etc/group`; `daemon_cdi` is true when the daemon
-/// reports CDI spec directories (API ≥ 1.46). An error says why the selection is impossible (bad `--gpu`, no GPU).
+/// reports CDI spec directories (API ≥ 1.46); `security` picks the vendors' documented flags or the strict profile.
+/// An error says why the selection is impossible (bad `--gpu`, no GPU).
 pub fn device_map(
     facts: &HostFacts,
     vendor: DeviceVendor,
     gpu: Option<usize>,
     etc_group: &str,
     daemon_cdi: bool,
+    security: Security,
 ) -> Result<DeviceMap, String> {
     let mut m = DeviceMap {
         vendor,
         devices: Vec::new(),
         group_add: Vec::new(),
         security_opt: Vec::new(),
+        security,
         ipc_host: false,
         shm_size: shm_size(facts.memory_bytes),
         gpu_request: None,
@@ -221,6 +228,11 @@ pub fn device_map(
             m.ipc_host = true;
         }
     }
+    if security == Security::Strict {
+        // Docker's default profile plus the NUMA calls, and /dev/shm sized instead of the host's IPC namespace.
+        m.security_opt = vec![strict_security_opt()];
+        m.ipc_host = false;
+    }
     Ok(m)
 }
 
@@ -244,7 +256,7 @@ mod tests {
     #[test]
     fn mi300x_gets_kfd_every_render_node_and_numeric_groups() {
         let (f, g) = fixture("mi300x-x4-ubuntu2204");
-        let m = device_map(&f, DeviceVendor::Amd, None, &g, false).unwrap();
+        let m = device_map(&f, DeviceVendor::Amd, None, &g, false, Security::Default).unwrap();
         assert_eq!(m.devices[0], "/dev/kfd");
         assert_eq!(m.devices.len(), 5, "{:?}", m.devices);
         assert!(m.devices[1..]
@@ -258,15 +270,33 @@ mod tests {
     }
 
     #[test]
+    fn strict_security_swaps_unconfined_for_the_profile_and_ipc_host_for_shm() {
+        let (f, g) = fixture("mi300x-x4-ubuntu2204");
+        for vendor in [DeviceVendor::Amd, DeviceVendor::Cpu] {
+            let m = device_map(&f, vendor, None, &g, false, Security::Strict).unwrap();
+            assert_eq!(m.security_opt, [strict_security_opt()], "{vendor:?}");
+            assert!(!m.ipc_host, "{vendor:?}");
+            assert!(m.shm_size >= 1 << 30);
+        }
+        let amd = device_map(&f, DeviceVendor::Amd, None, &g, false, Security::Strict).unwrap();
+        assert_eq!(
+            amd.devices.len(),
+            5,
+            "the devices are the same as by default"
+        );
+    }
+
+    #[test]
     fn one_amd_gpu_maps_only_its_render_node() {
         let (f, g) = fixture("mi300x-x4-ubuntu2204");
-        let all = device_map(&f, DeviceVendor::Amd, None, &g, false).unwrap();
-        let one = device_map(&f, DeviceVendor::Amd, Some(2), &g, false).unwrap();
+        let all = device_map(&f, DeviceVendor::Amd, None, &g, false, Security::Default).unwrap();
+        let one = device_map(&f, DeviceVendor::Amd, Some(2), &g, false, Security::Default).unwrap();
         assert_eq!(
             one.devices,
             vec!["/dev/kfd".to_string(), all.devices[3].clone()]
         );
-        let err = device_map(&f, DeviceVendor::Amd, Some(4), &g, false).unwrap_err();
+        let err =
+            device_map(&f, DeviceVendor::Amd, Some(4), &g, false, Security::Default).unwrap_err();
         // The error lists the GPUs that exist by the numbers --gpu takes, each with its PCI address.
         for g in f.amd_gpus() {
             assert!(err.contains(&g.label()), "{err}");
@@ -280,19 +310,27 @@ mod tests {
     #[test]
     fn igpu_next_to_a_discrete_gpu_is_not_mapped() {
         let (f, g) = fixture("ryzen5600g-igpu-rx6800-mint21");
-        let m = device_map(&f, DeviceVendor::Amd, None, &g, false).unwrap();
+        let m = device_map(&f, DeviceVendor::Amd, None, &g, false, Security::Default).unwrap();
         assert_eq!(m.devices.len(), 2, "{:?}", m.devices);
     }
 
     #[test]
     fn h100_gets_a_gpu_device_request() {
         let (f, g) = fixture("h100-x8-ubuntu2204");
-        let m = device_map(&f, DeviceVendor::Nvidia, None, &g, false).unwrap();
+        let m = device_map(&f, DeviceVendor::Nvidia, None, &g, false, Security::Default).unwrap();
         let r = m.gpu_request.unwrap();
         assert_eq!((r.driver.as_str(), r.count), ("nvidia", Some(-1)));
         assert_eq!(r.capabilities, vec![vec!["gpu".to_string()]]);
         assert!(m.devices.is_empty() && m.group_add.is_empty());
-        let one = device_map(&f, DeviceVendor::Nvidia, Some(3), &g, false).unwrap();
+        let one = device_map(
+            &f,
+            DeviceVendor::Nvidia,
+            Some(3),
+            &g,
+            false,
+            Security::Default,
+        )
+        .unwrap();
         assert_eq!(one.gpu_request.unwrap().device_ids, ["3"]);
     }
 
@@ -303,20 +341,20 @@ mod tests {
             path: "/etc/cdi/nvidia.yaml".into(),
             kind: Some("nvidia.com/gpu".into()),
         }];
-        let m = device_map(&f, DeviceVendor::Nvidia, None, &g, true).unwrap();
+        let m = device_map(&f, DeviceVendor::Nvidia, None, &g, true, Security::Default).unwrap();
         let r = m.gpu_request.unwrap();
         assert_eq!(r.driver, "cdi");
         assert_eq!(r.device_ids, ["nvidia.com/gpu=all"]);
-        let m = device_map(&f, DeviceVendor::Nvidia, None, &g, false).unwrap();
+        let m = device_map(&f, DeviceVendor::Nvidia, None, &g, false, Security::Default).unwrap();
         assert_eq!(m.gpu_request.unwrap().driver, "nvidia");
     }
 
     #[test]
     fn cpu_maps_nothing_and_wrong_vendor_is_refused() {
         let (f, g) = fixture("h100-x8-ubuntu2204");
-        let m = device_map(&f, DeviceVendor::Cpu, None, &g, false).unwrap();
+        let m = device_map(&f, DeviceVendor::Cpu, None, &g, false, Security::Default).unwrap();
         assert!(m.devices.is_empty() && m.gpu_request.is_none() && !m.ipc_host);
-        assert!(device_map(&f, DeviceVendor::Amd, None, &g, false).is_err());
+        assert!(device_map(&f, DeviceVendor::Amd, None, &g, false, Security::Default).is_err());
         assert_eq!(DeviceVendor::detect(&f), DeviceVendor::Nvidia);
     }
 

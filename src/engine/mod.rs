@@ -13,6 +13,7 @@ mod image;
 mod owner;
 mod print;
 mod run;
+mod seccomp;
 mod signals;
 mod tls;
 
@@ -36,4 +37,5 @@ pub use run::{
     new_run_id, Mount, MountKind, OutputStream, RunOutcome, RunSpec, Upload, MANAGED_LABEL,
     RUN_ID_LABEL,
 };
+pub use seccomp::{strict_security_opt, Security, NUMA_SYSCALLS, STRICT_PROFILE};
 pub(crate) use signals::StopSignals;

@@ -2,6 +2,9 @@
 
 use super::run::RunSpec;
 
+/// The file name `--print` gives the strict seccomp profile; the docs say where to get it.
+pub const STRICT_PROFILE_FILE: &str = "rocm-strict.json";
+
 /// Quotes a word only when the shell would otherwise change it. A NUL cannot reach a shell line (the values are
 /// checked before a run is planned), so it is shown escaped rather than refused here.
 fn word(w: &str) -> String {
@@ -21,8 +24,13 @@ pub fn docker_run_line(spec: &RunSpec) -> String {
     for g in &m.group_add {
         a.push(format!("--group-add={g}"));
     }
-    for s in &m.security_opt {
-        a.push(format!("--security-opt={}", word(s)));
+    if m.security == super::Security::Strict {
+        // The docker CLI takes the profile as a file (rocmenv's is images/seccomp/rocm-strict.json), not inline.
+        a.push(format!("--security-opt=seccomp={STRICT_PROFILE_FILE}"));
+    } else {
+        for s in &m.security_opt {
+            a.push(format!("--security-opt={}", word(s)));
+        }
     }
     if m.ipc_host {
         a.push("--ipc=host".into());
@@ -66,7 +74,7 @@ pub fn docker_run_line(spec: &RunSpec) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::{DeviceMap, DeviceVendor, GpuRequest};
+    use crate::engine::{DeviceMap, DeviceVendor, GpuRequest, Security};
 
     fn spec(devices: DeviceMap) -> RunSpec {
         RunSpec {
@@ -93,6 +101,7 @@ mod tests {
             devices: vec!["/dev/kfd".into(), "/dev/dri/renderD128".into()],
             group_add: vec![44, 110],
             security_opt: vec!["seccomp=unconfined".into()],
+            security: Security::Default,
             ipc_host: true,
             shm_size: 8 << 30,
             gpu_request: None,
@@ -113,6 +122,7 @@ mod tests {
             devices: vec![],
             group_add: vec![],
             security_opt: vec![],
+            security: Security::Default,
             ipc_host: true,
             shm_size: 1 << 30,
             gpu_request: Some(GpuRequest {
@@ -131,5 +141,29 @@ mod tests {
             capabilities: vec![],
         });
         assert!(docker_run_line(&spec(m)).contains("--device='nvidia.com/gpu=all'"));
+    }
+
+    #[test]
+    fn a_strict_line_names_the_profile_file_and_sizes_shm() {
+        let m = DeviceMap {
+            vendor: DeviceVendor::Amd,
+            devices: vec!["/dev/kfd".into()],
+            group_add: vec![],
+            security_opt: vec![crate::engine::strict_security_opt()],
+            security: Security::Strict,
+            ipc_host: false,
+            shm_size: 8 << 30,
+            gpu_request: None,
+            gpus: Vec::new(),
+        };
+        let line = docker_run_line(&spec(m));
+        assert!(
+            line.contains("--security-opt=seccomp=rocm-strict.json --shm-size=8192m"),
+            "{line}"
+        );
+        assert!(
+            !line.contains("unconfined") && !line.contains("--ipc=host"),
+            "{line}"
+        );
     }
 }

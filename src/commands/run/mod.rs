@@ -48,6 +48,8 @@ pub struct RunPlan {
     pub probe: bool,
     /// `--probe-binary`: the binary `--probe` copies in; `None` copies the running one.
     pub probe_binary: Option<PathBuf>,
+    /// `--security`.
+    pub security: engine::Security,
 }
 
 /// `16m`, `2g`, `512k`, `1048576` → bytes.
@@ -132,6 +134,7 @@ impl RunPlan {
             command: a.command,
             probe: a.probe,
             probe_binary: a.probe_binary,
+            security: a.security,
         })
     }
 }
@@ -272,7 +275,7 @@ pub fn plan_run(
         _ => false,
     };
     let groups = root.read_text("/etc/group").unwrap_or_default();
-    let devices = engine::device_map(&facts, vendor, o.gpu, &groups, daemon_cdi)
+    let devices = engine::device_map(&facts, vendor, o.gpu, &groups, daemon_cdi, o.security)
         .map_err(|e| usage("--vendor", e))?;
     if !devices.gpus.is_empty() {
         let _ = writeln!(err, "rocmenv run: maps {}", devices.gpus.join(", "));
