@@ -384,7 +384,7 @@ fn torch_arch(f: &ImageFacts, t: &ImageTarget, m: &Matrices) -> Finding {
                 torch.version,
                 names.join(", ")
             ));
-            fixes.push(format!("use a ROCm build of torch: stack: rocm (a rocm/pytorch image), or pip install torch from https://download.pytorch.org/whl/rocm{}", t.host_rocm.or(t.stack_rocm).map_or("6.2".into(), |r| r.version.short())));
+            fixes.push(format!("use a ROCm build of torch: stack: rocm (a rocm/pytorch image), or pip install torch from https://download.pytorch.org/whl/rocm{}", t.stack_rocm.or(t.host_rocm).map_or("X.Y".into(), |r| r.version.short())));
         } else if list.is_empty() {
             warnings.push(format!(
                 "torch {} ({kind}) does not report the gfx targets it was built for",
@@ -435,7 +435,10 @@ fn torch_arch(f: &ImageFacts, t: &ImageTarget, m: &Matrices) -> Finding {
                 torch.version,
                 names.join(", ")
             ));
-            fixes.push("use a CUDA build of torch: stack: ngc (an NGC PyTorch image), or pip install torch from https://download.pytorch.org/whl/cu124".into());
+            let index = t.host_cuda.map_or("cuXYZ".into(), |c| {
+                format!("cu{}{}", c.version.major(), c.version.minor())
+            });
+            fixes.push(format!("use a CUDA build of torch: stack: ngc (an NGC PyTorch image), or pip install torch from https://download.pytorch.org/whl/{index}"));
         } else if list.is_empty() {
             warnings.push(format!(
                 "torch {} ({kind}) does not report the compute capabilities it was built for",

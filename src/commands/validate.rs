@@ -83,9 +83,14 @@ pub fn exec(
             Error::Usage { ref flag, .. } if flag == "base" && a.base.is_some() => {
                 e.named_as_flags(&[])
             }
-            Error::Usage { ref flag, .. } => {
-                let key = flag.clone();
-                cfg.value_error(Some(&s.name), &format!("{key}:"), "", e)
+            // `rocm/gfx`: the values were wrong together; the line is the first one's.
+            Error::Usage { flag, message } => {
+                let first = flag.split('/').next().unwrap_or(&flag);
+                cfg.error(
+                    Some(&s.name),
+                    &format!("{first}:"),
+                    format!("stack {}: {flag}: {message}", s.name),
+                )
             }
             e => e,
         })?;

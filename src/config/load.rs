@@ -82,8 +82,12 @@ impl Config {
             Some(s) => format!("stack {s}: {key}"),
             None => key.to_string(),
         };
-        let needle = if value.is_empty() { key } else { value };
-        self.error(stack, needle, format!("{field}: {message}"))
+        let needle = if value.is_empty() {
+            format!("{key}:")
+        } else {
+            value.to_string()
+        };
+        self.error(stack, &needle, format!("{field}: {message}"))
     }
 
     /// The Dockerfile request a stack asks for (before the GPUs and the env are added), with `base` overriding its

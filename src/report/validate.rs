@@ -399,7 +399,16 @@ mod tests {
             .keys()
             .map(String::as_str)
             .collect();
-        assert_eq!(keys, ["step", "id", "status", "summary", "fix"]);
+        // serde_json's map sorts keys; the document itself keeps the contract's order.
+        assert_eq!(keys, ["fix", "id", "status", "step", "summary"]);
+        let text = validate_json(&report());
+        let at = |k: &str| text.find(&format!("\"{k}\":")).unwrap();
+        assert!(
+            at("schema_version") < at("kind")
+                && at("kind") < at("node")
+                && at("config") < at("stacks")
+        );
+        assert!(at("step") < at("id") && at("id") < at("status") && at("summary") < at("fix"));
         assert_eq!(case["step"], "image");
         assert_eq!(
             v["summary"],
@@ -411,7 +420,20 @@ mod tests {
             .keys()
             .map(String::as_str)
             .collect();
-        assert_eq!(stack, ["name", "stack", "image", "cases"]);
+        assert_eq!(stack, ["cases", "image", "name", "stack"]);
+        let top: Vec<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
+        assert_eq!(
+            top,
+            [
+                "config",
+                "kind",
+                "node",
+                "rocmenv_version",
+                "schema_version",
+                "stacks",
+                "summary"
+            ]
+        );
     }
 
     #[test]
