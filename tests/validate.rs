@@ -493,3 +493,93 @@ fn a_dead_docker_host_exits_3_with_one_line() {
         "{err}"
     );
 }
+
+/// Issue 12: init fills the file in from the host it reads: a captured MI300X host gets the rocm stack with gfx942 and
+/// its installed ROCm as the target; a captured H100 host the ngc stack with sm_90 and its driver.
+#[test]
+fn init_matches_the_detected_host() {
+    let hosts = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/hosts");
+    let dir = tempfile::tempdir().unwrap();
+    for (host, want) in [
+        (
+            "mi300x-x4-ubuntu2204",
+            &[
+                "target: rocm-6.2.0",
+                "stack: rocm",
+                "rocm: \"6.2\"",
+                "gfx: [gfx942]",
+            ][..],
+        ),
+        (
+            "h100-x8-ubuntu2204",
+            &[
+                "target: cuda-12.6",
+                "nvidia_driver: \"565.57.01\"",
+                "stack: ngc",
+                "cuda_arch: [sm_90]",
+            ][..],
+        ),
+    ] {
+        let tree = hosts.join(host);
+        let o = rocmenv_in(
+            dir.path(),
+            &["init", "--sysroot", tree.to_str().unwrap(), "-o", "-"],
+            &[],
+        );
+        assert_eq!(o.status.code(), Some(0), "{}", show(&o));
+        let yaml = text(&o.stdout);
+        for w in want {
+            assert!(
+                yaml.lines().any(|l| l.trim_start().starts_with(w)),
+                "{host}: no `{w}` in\n{yaml}"
+            );
+        }
+        rocmenv::config::Config::parse(Path::new("x.yaml"), &yaml).unwrap();
+    }
+}
+
+/// Issue 12: a build step that fails is a failed case with the step named (exit 1), and the image and smoke steps
+/// are skips that say there is no image; no container is left.
+#[test]
+fn a_failed_build_is_a_failed_case_and_skips_the_image_steps() {
+    let Some(d) = daemon("failed_build") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("rocmenv.yaml"),
+        "schema_version: 1\nstacks:\n  - name: cpu\n    stack: cpu\n    apt: [rocmenv-no-such-package]\n",
+    )
+    .unwrap();
+    let o = rocmenv_in(
+        dir.path(),
+        &["validate", "--base", BASE, "--json", "v.json"],
+        &[],
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", show(&o));
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("v.json")).unwrap()).unwrap();
+    let stack = &json["stacks"][0];
+    assert_eq!(stack["image"], serde_json::Value::Null);
+    let cases = stack["cases"].as_array().unwrap();
+    let build = cases.iter().find(|c| c["id"] == "build.image").unwrap();
+    assert_eq!(build["status"], "fail");
+    let summary = build["summary"].as_str().unwrap();
+    assert!(
+        summary.starts_with("the build failed at Step "),
+        "{summary}"
+    );
+    assert!(
+        summary.contains("returned a non-zero code: 100"),
+        "{summary}"
+    );
+    assert!(build["fix"].as_str().unwrap().contains("pip/apt"));
+    let after: Vec<(&str, &str)> = cases
+        .iter()
+        .skip_while(|c| c["id"] != "build.image")
+        .skip(1)
+        .map(|c| (c["id"].as_str().unwrap(), c["status"].as_str().unwrap()))
+        .collect();
+    assert_eq!(after, [("image", "skip"), ("smoke", "skip")]);
+    assert_no_leftovers(&d.engine);
+}

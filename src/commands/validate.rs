@@ -262,7 +262,11 @@ impl Run<'_> {
                     Step::Build,
                     "build.image",
                     Status::Fail,
-                    format!("the build failed at {step}: {message}"),
+                    format!(
+                        "the build failed at {}: {}",
+                        one_line(&step, 100),
+                        build_message(&message)
+                    ),
                 )
                 .fix("fix the step the output names (a package name or version in the config's pip/apt, or the base image)");
                 c.detail = Some(tail);
@@ -631,6 +635,23 @@ impl Run<'_> {
             cases.push((c, cmp));
         }
         cases
+    }
+}
+
+/// `s` on one line, runs of whitespace as one space, cut to `max` characters.
+fn one_line(s: &str, max: usize) -> String {
+    let joined = s.split_whitespace().collect::<Vec<_>>().join(" ");
+    if joined.chars().count() <= max {
+        return joined;
+    }
+    joined.chars().take(max).collect::<String>() + "…"
+}
+
+/// The daemon's `The command '…' returned a non-zero code: 100` repeats the step: keep what it adds.
+fn build_message(m: &str) -> String {
+    match m.rfind(" returned ") {
+        Some(i) if m.starts_with("The command '") => m[i + 1..].trim().to_string(),
+        _ => one_line(m, 200),
     }
 }
 
