@@ -199,13 +199,20 @@ struct Run<'a> {
 
 impl Run<'_> {
     /// Shows a case and keeps it, after `allow_warn` has had its say.
-    fn record(&self, st: &mut StackReport, mut c: Case, out: &mut dyn Write) {
+    fn record(&self, st: &mut StackReport, c: Case, out: &mut dyn Write) {
+        self.keep(st, c, Some(out));
+    }
+
+    /// Keeps a case after `allow_warn` has had its say, showing it on `out` (a suite's tests were shown as they ran).
+    fn keep(&self, st: &mut StackReport, mut c: Case, out: Option<&mut dyn Write>) {
         if c.status == Status::Fail && self.cfg.file.allow_warn.contains(&c.id) {
             c.status = Status::Warn;
             c.summary.push_str(" (a warning by allow_warn)");
         }
-        let _ = vr::render_case(&c, self.style, out);
-        let _ = out.flush();
+        if let Some(out) = out {
+            let _ = vr::render_case(&c, self.style, out);
+            let _ = out.flush();
+        }
         st.cases.push(c);
     }
 
@@ -238,7 +245,7 @@ impl Run<'_> {
         let c = hadolint(&p.rendered.dockerfile);
         self.record(&mut st, c, out);
         let started = Instant::now();
-        let built = self.build(p, err);
+        let built = self.build(p);
         let tag = match built {
             Ok(o) => {
                 let verb = if o.cached { "cached" } else { "built" };
@@ -288,12 +295,13 @@ impl Run<'_> {
         for c in self.image_checks(p, &tag)? {
             self.record(&mut st, c, out);
         }
-        for c in self.smoke(&tag, out, err) {
-            self.record(&mut st, c, out);
+        let (cases, ran) = self.smoke(s, &tag, out, err);
+        for c in cases {
+            self.keep(&mut st, c, (!ran).then_some(&mut *out));
         }
-        for (c, comparisons) in self.benches(s, &tag, out, err) {
+        for (c, comparisons, ran) in self.benches(s, &tag, out, err) {
             st.comparisons.extend(comparisons);
-            self.record(&mut st, c, out);
+            self.keep(&mut st, c, (!ran).then_some(&mut *out));
         }
         Ok(st)
     }
@@ -326,7 +334,7 @@ impl Run<'_> {
             .collect())
     }
 
-    fn build(&self, p: &Planned, _err: &mut dyn Write) -> Result<engine::BuildOutcome, Error> {
+    fn build(&self, p: &Planned) -> Result<engine::BuildOutcome, Error> {
         let mut files = vec![(
             PathBuf::from("Dockerfile"),
             p.rendered.dockerfile.clone().into_bytes(),
@@ -421,38 +429,35 @@ impl Run<'_> {
             .collect())
     }
 
-    fn smoke(&self, tag: &str, out: &mut dyn Write, err: &mut dyn Write) -> Vec<Case> {
+    /// The smoke suite's cases, and whether it ran (and so showed its tests as they finished).
+    fn smoke(
+        &self,
+        s: &StackConfig,
+        tag: &str,
+        out: &mut dyn Write,
+        err: &mut dyn Write,
+    ) -> (Vec<Case>, bool) {
         let cfg = &self.cfg.file.smoke;
+        let one = |status, summary: String| vec![Case::new(Step::Smoke, "smoke", status, summary)];
         if !cfg.enabled {
-            return vec![Case::new(
-                Step::Smoke,
-                "smoke",
-                Status::Skip,
-                "smoke.enabled is false in the config",
-            )];
+            return (
+                one(Status::Skip, "smoke.enabled is false in the config".into()),
+                false,
+            );
         }
         if !self.has_gpu {
-            return vec![Case::new(
-                Step::Smoke,
-                "smoke",
-                Status::Skip,
-                "no GPU on this runner: the smoke suite runs on a GPU runner or node (same command there)",
-            )];
+            return (one(Status::Skip, NO_GPU_SMOKE.into()), false);
         }
         let dir = match tempfile::tempdir() {
             Ok(d) => d,
             Err(e) => {
-                return vec![Case::new(
-                    Step::Smoke,
-                    "smoke",
-                    Status::Fail,
-                    format!("cannot make a temporary directory: {e}"),
-                )]
+                let why = format!("cannot make a temporary directory: {e}");
+                return (one(Status::Fail, why), false);
             }
         };
         let json = dir.path().join("smoke.json");
         let args = SmokeArgs {
-            suite: suite_args(tag, cfg.timeout, &json),
+            suite: suite_args(s, tag, cfg.timeout, &json),
             level: match cfg.level {
                 config::SmokeLevel::Quick => LevelArg::Quick,
                 config::SmokeLevel::Standard => LevelArg::Standard,
@@ -460,181 +465,184 @@ impl Run<'_> {
             },
             only: Vec::new(),
         };
-        let started = Instant::now();
-        match super::smoke::exec(args, self.matrices.clone(), self.style, out, err) {
-            Err(e) => vec![Case::new(
-                Step::Smoke,
-                "smoke",
-                Status::Fail,
-                format!("the smoke suite could not run: {e}"),
-            )],
-            Ok(_) => match read_result(&json) {
-                Err(why) => vec![Case::new(Step::Smoke, "smoke", Status::Fail, why)],
-                Ok(r) => {
-                    let _ = started;
-                    r.tests
-                        .iter()
-                        .map(|t| {
-                            let status = match t.status {
-                                TestStatus::Pass => Status::Pass,
-                                TestStatus::Skip => Status::Skip,
-                                TestStatus::Fail => Status::Fail,
-                            };
-                            let summary = t.reason.clone().unwrap_or_else(|| {
-                                t.metrics
-                                    .iter()
-                                    .filter_map(|m| {
-                                        Some(format!("{} {} {}", m.name, m.value?, m.unit))
-                                    })
-                                    .collect::<Vec<_>>()
-                                    .join(", ")
-                            });
-                            let mut c = Case::new(
-                                Step::Smoke,
-                                format!("smoke.{}", t.name),
-                                status,
-                                if summary.is_empty() {
-                                    "passed".to_string()
-                                } else {
-                                    summary
-                                },
-                            );
-                            c.fix = t.fix.clone();
-                            c.duration = Duration::from_secs_f64(t.duration_s.max(0.0));
-                            c
-                        })
-                        .collect()
-                }
-            },
+        if let Err(e) = super::smoke::exec(args, self.matrices.clone(), self.style, out, err) {
+            return (
+                one(Status::Fail, format!("the smoke suite could not run: {e}")),
+                false,
+            );
         }
+        let r = match read_result(&json) {
+            Ok(r) => r,
+            Err(why) => return (one(Status::Fail, why), false),
+        };
+        let cases = r
+            .tests
+            .iter()
+            .map(|t| {
+                let status = match t.status {
+                    TestStatus::Pass => Status::Pass,
+                    TestStatus::Skip => Status::Skip,
+                    TestStatus::Fail => Status::Fail,
+                };
+                let figures: Vec<String> = t
+                    .metrics
+                    .iter()
+                    .filter_map(|m| Some(format!("{} {} {}", m.name, m.value?, m.unit)))
+                    .collect();
+                let summary = match (&t.reason, figures.is_empty()) {
+                    (Some(r), _) => r.clone(),
+                    (None, false) => figures.join(", "),
+                    (None, true) => "passed".into(),
+                };
+                let mut c = Case::new(Step::Smoke, format!("smoke.{}", t.name), status, summary);
+                c.fix = t.fix.clone();
+                c.duration = Duration::from_secs_f64(t.duration_s.max(0.0));
+                c
+            })
+            .collect();
+        (cases, true)
     }
 
+    /// Each configured benchmark for stack `s`: its case, its figures, and whether it ran (and showed its rows).
     fn benches(
         &self,
         s: &StackConfig,
         tag: &str,
         out: &mut dyn Write,
         err: &mut dyn Write,
-    ) -> Vec<(Case, Vec<crate::suites::Comparison>)> {
+    ) -> Vec<(Case, Vec<crate::suites::Comparison>, bool)> {
         let mut cases = Vec::new();
-        for b in self
+        let mine = self
             .cfg
             .file
             .benchmarks
             .iter()
-            .filter(|b| b.stacks.is_empty() || b.stacks.contains(&s.name))
-        {
+            .filter(|b| b.stacks.is_empty() || b.stacks.contains(&s.name));
+        for b in mine {
             let id = format!("bench.{}", b.model);
             if !self.has_gpu {
-                cases.push((
-                    Case::new(
-                        Step::Bench,
-                        id,
-                        Status::Skip,
-                        "no GPU on this runner: benchmarks run on a GPU runner or node",
-                    ),
-                    Vec::new(),
-                ));
+                let c = Case::new(Step::Bench, id, Status::Skip, NO_GPU_BENCH);
+                cases.push((c, Vec::new(), false));
                 continue;
             }
-            let dir = match tempfile::tempdir() {
-                Ok(d) => d,
-                Err(e) => {
-                    cases.push((
-                        Case::new(
-                            Step::Bench,
-                            id,
-                            Status::Fail,
-                            format!("cannot make a temporary directory: {e}"),
-                        ),
-                        Vec::new(),
-                    ));
-                    continue;
-                }
-            };
-            let json = dir.path().join("bench.json");
-            let args = BenchArgs {
-                suite: suite_args(tag, self.cfg.file.smoke.timeout, &json),
-                model: b.model.clone(),
-                tune: false,
-                batch: b.batch,
-                precision: b.precision.map(|p| match p {
-                    config::Precision::Fp32 => PrecisionArg::Fp32,
-                    config::Precision::Fp16 => PrecisionArg::Fp16,
-                    config::Precision::Bf16 => PrecisionArg::Bf16,
-                    config::Precision::Amp => PrecisionArg::Amp,
-                    config::Precision::Int8 => PrecisionArg::Int8,
-                }),
-                mode: b.mode.map(|m| match m {
-                    config::Mode::Train => ModeArg::Train,
-                    config::Mode::Infer => ModeArg::Infer,
-                }),
-                iters: b.iters,
-                warmup: None,
-                baseline: b.baseline.iter().map(|p| self.cfg.resolve(p)).collect(),
-                save_baseline: None,
-                threshold: b.threshold,
-                fail_on_regression: b.fail_on_regression,
-            };
             let started = Instant::now();
-            let case = match super::bench::exec(args, self.matrices.clone(), self.style, out, err) {
-                Err(e) => (
-                    Case::new(
-                        Step::Bench,
-                        id,
-                        Status::Fail,
-                        format!("the benchmark could not run: {e}"),
-                    ),
-                    Vec::new(),
-                ),
-                Ok(code) => match read_result(&json) {
-                    Err(why) => (Case::new(Step::Bench, id, Status::Fail, why), Vec::new()),
-                    Ok(r) => {
-                        let regressed = r.comparisons.iter().any(|c| c.regression);
-                        let status = if code != 0 {
-                            Status::Fail
-                        } else if regressed {
-                            Status::Warn
-                        } else {
-                            Status::Pass
-                        };
-                        let figures: Vec<String> = r
-                            .comparisons
-                            .iter()
-                            .map(|c| {
-                                let base = c
-                                    .baseline_pct
-                                    .map(|p| format!(", {p:.0}% of baseline"))
-                                    .unwrap_or_default();
-                                format!("{} {:.1} {}{base}", c.metric, c.measured, c.unit)
-                            })
-                            .collect();
-                        let failed: Vec<String> = r
-                            .tests
-                            .iter()
-                            .filter(|t| t.status == TestStatus::Fail)
-                            .filter_map(|t| t.reason.clone())
-                            .collect();
-                        let summary = if !failed.is_empty() {
-                            failed.join("; ")
-                        } else if figures.is_empty() {
-                            "ran".into()
-                        } else {
-                            figures.join("; ")
-                        };
-                        let mut c = Case::new(Step::Bench, id, status, summary);
-                        if regressed {
-                            c.fix = Some(format!("find what slowed it (driver, image, clocks), or refresh the baseline with `rocmenv bench --model {} --save-baseline FILE`", b.model));
-                        }
-                        (c, r.comparisons)
-                    }
-                },
-            };
-            let (mut c, cmp) = case;
+            let (mut c, figures, ran) = self.bench(s, b, &id, tag, out, err);
             c.duration = started.elapsed();
-            cases.push((c, cmp));
+            cases.push((c, figures, ran));
         }
         cases
+    }
+
+    fn bench(
+        &self,
+        s: &StackConfig,
+        b: &config::BenchConfig,
+        id: &str,
+        tag: &str,
+        out: &mut dyn Write,
+        err: &mut dyn Write,
+    ) -> (Case, Vec<crate::suites::Comparison>, bool) {
+        let failed = |why: String| {
+            (
+                Case::new(Step::Bench, id, Status::Fail, why),
+                Vec::new(),
+                false,
+            )
+        };
+        let dir = match tempfile::tempdir() {
+            Ok(d) => d,
+            Err(e) => return failed(format!("cannot make a temporary directory: {e}")),
+        };
+        let json = dir.path().join("bench.json");
+        let args = BenchArgs {
+            suite: suite_args(s, tag, self.cfg.file.smoke.timeout, &json),
+            model: b.model.clone(),
+            tune: false,
+            batch: b.batch,
+            precision: b.precision.map(|p| match p {
+                config::Precision::Fp32 => PrecisionArg::Fp32,
+                config::Precision::Fp16 => PrecisionArg::Fp16,
+                config::Precision::Bf16 => PrecisionArg::Bf16,
+                config::Precision::Amp => PrecisionArg::Amp,
+                config::Precision::Int8 => PrecisionArg::Int8,
+            }),
+            mode: b.mode.map(|m| match m {
+                config::Mode::Train => ModeArg::Train,
+                config::Mode::Infer => ModeArg::Infer,
+            }),
+            iters: b.iters,
+            warmup: None,
+            baseline: b.baseline.iter().map(|p| self.cfg.resolve(p)).collect(),
+            save_baseline: None,
+            threshold: b.threshold,
+            fail_on_regression: b.fail_on_regression,
+        };
+        let code = match super::bench::exec(args, self.matrices.clone(), self.style, out, err) {
+            Ok(code) => code,
+            Err(e) => return failed(format!("the benchmark could not run: {e}")),
+        };
+        let r = match read_result(&json) {
+            Ok(r) => r,
+            Err(why) => return failed(why),
+        };
+        let regressed = r.comparisons.iter().any(|c| c.regression);
+        let status = match (code, regressed) {
+            (0, false) => Status::Pass,
+            (0, true) => Status::Warn,
+            _ => Status::Fail,
+        };
+        let figures: Vec<String> = r
+            .comparisons
+            .iter()
+            .map(|c| {
+                let base = c
+                    .baseline_pct
+                    .map(|p| format!(", {p:.0}% of baseline"))
+                    .unwrap_or_default();
+                format!("{} {:.1} {}{base}", c.metric, c.measured, c.unit)
+            })
+            .collect();
+        let reasons: Vec<String> = r
+            .tests
+            .iter()
+            .filter(|t| t.status == TestStatus::Fail)
+            .filter_map(|t| t.reason.clone())
+            .collect();
+        let summary = match (reasons.is_empty(), figures.is_empty()) {
+            (false, _) => reasons.join("; "),
+            (true, false) => figures.join("; "),
+            (true, true) => "ran".into(),
+        };
+        let mut c = Case::new(Step::Bench, id, status, summary);
+        if regressed {
+            c.fix = Some(format!(
+                "find what slowed it (driver, image, clocks), or refresh the baseline with `rocmenv bench --model {} --save-baseline FILE`",
+                b.model
+            ));
+        }
+        (c, r.comparisons, true)
+    }
+}
+
+/// Why smoke is skipped on a runner without GPUs.
+const NO_GPU_SMOKE: &str =
+    "no GPU on this runner: the smoke suite runs on a GPU runner or node (same command there)";
+/// Why a benchmark is skipped there.
+const NO_GPU_BENCH: &str = "no GPU on this runner: benchmarks run on a GPU runner or node";
+
+/// Where a suite runs: in the stack's image, with the host's GPUs, except a cpu stack that names no GPU, which runs
+/// on the CPU (its torch has no GPU to find, and must not be failed for it).
+fn suite_args(s: &StackConfig, tag: &str, timeout: u64, json: &Path) -> SuiteArgs {
+    let cpu_only = s.stack == config::StackKind::Cpu && s.gfx.is_empty() && s.cuda_arch.is_empty();
+    SuiteArgs {
+        image: Some(tag.to_string()),
+        host: false,
+        python: "python3".into(),
+        vendor: cpu_only.then_some(crate::cli::VendorArg::Cpu),
+        gpu: None,
+        timeout: Some(timeout),
+        json: Some(json.to_path_buf()),
+        junit: None,
     }
 }
 
@@ -652,19 +660,6 @@ fn build_message(m: &str) -> String {
     match m.rfind(" returned ") {
         Some(i) if m.starts_with("The command '") => m[i + 1..].trim().to_string(),
         _ => one_line(m, 200),
-    }
-}
-
-fn suite_args(tag: &str, timeout: u64, json: &Path) -> SuiteArgs {
-    SuiteArgs {
-        image: Some(tag.to_string()),
-        host: false,
-        python: "python3".into(),
-        vendor: None,
-        gpu: None,
-        timeout: Some(timeout),
-        json: Some(json.to_path_buf()),
-        junit: None,
     }
 }
 
