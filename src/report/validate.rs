@@ -240,6 +240,14 @@ fn figure(v: Option<f64>) -> String {
     }
 }
 
+/// `1402 (86 %)`: a reference figure and how much of it was measured.
+fn with_pct(v: Option<f64>, pct: Option<f64>) -> String {
+    match (v, pct) {
+        (Some(_), Some(p)) => format!("{} ({p:.0} %)", figure(v)),
+        _ => figure(v),
+    }
+}
+
 /// The Markdown summary (for `--markdown` and `GITHUB_STEP_SUMMARY`): the counts, a table per stack, and the
 /// measured / baseline / peak table when benchmarks ran.
 pub fn validate_markdown(r: &ValidateReport) -> String {
@@ -305,8 +313,8 @@ pub fn validate_markdown(r: &ValidateReport) -> String {
                     c.metric,
                     figure(Some(c.measured)),
                     c.unit,
-                    figure(c.baseline),
-                    figure(c.peak),
+                    with_pct(c.baseline, c.baseline_pct),
+                    with_pct(c.peak, c.peak_pct),
                     if c.regression { "regressed" } else { "" }
                 ));
             }
@@ -457,5 +465,61 @@ mod tests {
             "{x}"
         );
         assert!(x.contains("fix: use a ROCm torch"), "{x}");
+    }
+
+    #[test]
+    fn markdown_shows_measured_baseline_and_peak_when_benchmarks_ran() {
+        let mut r = report();
+        r.stacks[0].comparisons.push(Comparison {
+            test: "resnet50".into(),
+            metric: "throughput".into(),
+            unit: "images/s".into(),
+            measured: 1210.4,
+            peak: None,
+            peak_pct: None,
+            baseline: Some(1402.0),
+            baseline_source: Some("team-baseline.yaml".into()),
+            baseline_pct: Some(86.3),
+            regression: true,
+        });
+        r.stacks[0].comparisons.push(Comparison {
+            test: "gemm".into(),
+            metric: "gemm_bf16_tflops".into(),
+            unit: "TFLOP/s".into(),
+            measured: 612.3,
+            peak: Some(989.4),
+            peak_pct: Some(61.9),
+            baseline: None,
+            baseline_source: None,
+            baseline_pct: None,
+            regression: false,
+        });
+        let md = validate_markdown(&r);
+        assert!(
+            md.starts_with(
+                "## rocmenv validate: ❌ failed\n\n1 passed, 0 warnings, 1 failed, 1 skipped"
+            ),
+            "{md}"
+        );
+        assert!(
+            md.contains("| `image.torch-arch` | ❌ fail | no kernels for gfx942, a\\|b | 0.0 s |"),
+            "{md}"
+        );
+        assert!(
+            md.contains("- `image.torch-arch`: use a ROCm torch"),
+            "{md}"
+        );
+        assert!(
+            md.contains("| benchmark | metric | measured | baseline | peak | |"),
+            "{md}"
+        );
+        assert!(
+            md.contains("| resnet50 | throughput | 1210 images/s | 1402 (86 %) | – | regressed |"),
+            "{md}"
+        );
+        assert!(
+            md.contains("| gemm | gemm_bf16_tflops | 612 TFLOP/s | – | 989 (62 %) |  |"),
+            "{md}"
+        );
     }
 }
