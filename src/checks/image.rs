@@ -622,6 +622,34 @@ mod tests {
     }
 
     #[test]
+    fn hostile_probe_output_is_read_as_facts_never_a_panic() {
+        let m = m();
+        let junk = [
+            String::new(),
+            "@@torch\n".into(),
+            "@@rocm\n\u{0}\u{7f}garbage-\n@@cuda\n{not json\n@@torch\n{\"version\": 3}\n".into(),
+            "@@rocm\n@@cuda\nCUDA Version \n@@torch\n{\"version\": \"x\", \"arch_flags\": \";;; ,\"}\n".into(),
+            format!("@@torch\n{}\n", "{".repeat(100_000)),
+            "@@rocm\n-66\n@@cuda\n{\"cuda\": {\"version\": 12}}\n@@torch\nTraceback (most recent call last):\n".into(),
+        ];
+        for out in &junk {
+            let f = ImageFacts::parse(out, vec![]);
+            let v = check(&f, &target(&m, Stack::Rocm, &["gfx942"], &["9.0"]), &m);
+            assert_eq!(v.len(), 4);
+            // Nothing readable in the image is never a pass for the arch check.
+            let arch = find(&v, "image.torch-arch");
+            assert_ne!(arch.status, Status::Pass, "{out:.80}: {arch:?}");
+        }
+        let f = ImageFacts::parse(&junk[3], vec![]);
+        assert_eq!(
+            f.torch.unwrap().arch_flags,
+            None,
+            "separators alone are no arch list"
+        );
+        assert_eq!(ImageFacts::parse(&junk[5], vec![]).rocm_version(), None);
+    }
+
+    #[test]
     fn a_cpu_torch_for_a_gpu_target_fails_with_the_fix() {
         let m = m();
         let f = ImageFacts::parse(DEBIAN, vec![]);
