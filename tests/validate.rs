@@ -583,3 +583,52 @@ fn a_failed_build_is_a_failed_case_and_skips_the_image_steps() {
     assert_eq!(after, [("image", "skip"), ("smoke", "skip")]);
     assert_no_leftovers(&d.engine);
 }
+
+/// Issue 12: a rocm stack for gfx1031 built on a bare Debian (no ROCm, no Python): the build bakes the override in,
+/// and the image checks read it back from the image's env (right for gfx1031 on ROCm 6.2), and find neither ROCm nor
+/// torch inside.
+#[test]
+fn a_rocm_stack_on_a_bare_base_has_the_override_but_no_rocm_or_torch() {
+    let Some(d) = daemon("rocm_stack_bare_base") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("rocmenv.yaml"),
+        "schema_version: 1\nhost:\n  target: rocm-6.2\nstacks:\n  - name: rx6700\n    stack: rocm\n    rocm: \"6.2\"\n    gfx: [gfx1031]\n",
+    )
+    .unwrap();
+    let o = rocmenv_in(
+        dir.path(),
+        &["validate", "--base", BASE, "--json", "v.json"],
+        &[],
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", show(&o));
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("v.json")).unwrap()).unwrap();
+    let cases = json["stacks"][0]["cases"].as_array().unwrap();
+    let get = |id: &str| {
+        let c = cases
+            .iter()
+            .find(|c| c["id"] == id)
+            .unwrap_or_else(|| panic!("{id}"));
+        (
+            c["status"].as_str().unwrap().to_string(),
+            c["summary"].as_str().unwrap().to_string(),
+        )
+    };
+    assert_eq!(
+        get("image.hsa-override"),
+        (
+            "pass".into(),
+            "HSA_OVERRIDE_GFX_VERSION=10.3.0, as gfx1031 needs on ROCm 6.2.4".into()
+        )
+    );
+    assert_eq!(
+        get("image.torch-arch"),
+        ("fail".into(), "no python3 in the image, so no torch".into())
+    );
+    assert_eq!(get("image.rocm-driver").0, "fail");
+    assert_eq!(get("build.image").0, "pass");
+    assert_no_leftovers(&d.engine);
+}
