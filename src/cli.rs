@@ -81,6 +81,20 @@ pub enum Command {
     /// Exit codes: 0 answered, 2 bad input (a value not in the matrices, with the nearest ones listed, or a
     /// matrix file that does not validate, with its file and line).
     Matrix(MatrixArgs),
+    /// Write a commented rocmenv.yaml for `rocmenv validate`, filled in from this host: the stack its GPUs call for,
+    /// the target doctor would pick, the GPUs' gfx targets or compute capabilities. An existing file is never replaced.
+    ///
+    /// Exit codes: 0 written, 2 the file exists (or bad flags), 3 it could not be written.
+    Init(InitArgs),
+    /// The CI gate: for each stack in rocmenv.yaml, in order, doctor, the Dockerfile (and hadolint when it is on
+    /// PATH), the build, static image checks that need no GPU (ROCm against the hosts' driver window, CUDA against
+    /// their driver floor, torch's compiled arch list against the target GPUs, HSA_OVERRIDE_GFX_VERSION), then the
+    /// smoke suite and benchmarks where a GPU is present. Each step is a test case; skips say why. Progress on
+    /// stdout; reports to files (--junit, --json, --markdown, and GITHUB_STEP_SUMMARY when set).
+    ///
+    /// Exit codes: 0 every case passed (warnings and skips allowed), 1 a case failed, 2 bad config or flags,
+    /// 3 the environment could not be used (daemon unreachable).
+    Validate(ValidateArgs),
     /// Remove containers that crashed rocmenv runs left behind (those labelled rocmenv.managed=true). A container
     /// whose rocmenv run is still alive on this host (its owner's host, pid and start time are in its labels) is
     /// kept, as is a running one whose owner cannot be checked (another host, or no owner labels); the others
@@ -357,6 +371,48 @@ pub struct BuildArgs {
     /// Print one JSON document (tag, image id, cached, seconds) and no progress.
     #[arg(long)]
     pub json: bool,
+}
+
+/// Flags of `rocmenv init`.
+#[derive(Debug, Args)]
+pub struct InitArgs {
+    /// The stack to write. Default: rocm with AMD GPUs, ngc with NVIDIA GPUs, else cpu.
+    #[arg(long, value_enum)]
+    pub stack: Option<StackArg>,
+    /// Where to write (`-` for stdout).
+    #[arg(
+        short = 'o',
+        long = "output",
+        value_name = "FILE",
+        default_value = "rocmenv.yaml"
+    )]
+    pub output: PathBuf,
+    /// Detect the GPUs from this host tree instead of `/`.
+    #[arg(long, value_name = "DIR")]
+    pub sysroot: Option<PathBuf>,
+}
+
+/// Flags of `rocmenv validate`.
+#[derive(Debug, Args)]
+pub struct ValidateArgs {
+    /// The config file.
+    #[arg(long, value_name = "FILE", default_value = "rocmenv.yaml")]
+    pub config: PathBuf,
+    /// Build every stack from this image instead of its own base, as `build --base` does (a mirror, or a local copy).
+    #[arg(long, value_name = "IMAGE")]
+    pub base: Option<String>,
+    /// Validate only this stack (its name in the config; repeatable).
+    #[arg(long, value_name = "NAME")]
+    pub stack: Vec<String>,
+    /// Write JUnit XML here: one suite per stack, one case per step or check.
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
+    /// Write the results as one JSON document (schema_version 1) here.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Write a Markdown summary here.
+    #[arg(long, value_name = "FILE")]
+    pub markdown: Option<PathBuf>,
 }
 
 /// Flags of `rocmenv run`.

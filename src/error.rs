@@ -55,6 +55,22 @@ pub enum Error {
         "matrix {0} (fix the file, or drop --matrices/ROCMENV_MATRICES to use the built-in set)"
     )]
     Matrix(#[from] MatrixError),
+    /// `rocmenv.yaml` does not load: a syntax error, an unknown key, a wrong type, or a value that is not valid.
+    #[error("{}{}: {message}", path.display(), match (line, column) {
+        (Some(l), Some(c)) => format!(":{l}:{c}"),
+        (Some(l), None) => format!(":{l}"),
+        _ => String::new(),
+    })]
+    Config {
+        /// The config file.
+        path: PathBuf,
+        /// 1-based line of the offending value, when known.
+        line: Option<usize>,
+        /// 1-based column, when known.
+        column: Option<usize>,
+        /// What is wrong, and what would be valid.
+        message: String,
+    },
     /// `--sysroot` does not name a readable directory.
     #[error("sysroot {}: {why}", path.display())]
     Sysroot {
@@ -204,6 +220,7 @@ impl Error {
     pub fn exit_code(&self) -> i32 {
         match self {
             Error::Matrix(_)
+            | Error::Config { .. }
             | Error::Sysroot { .. }
             | Error::Usage { .. }
             | Error::Reference { .. } => EXIT_USAGE,

@@ -3,6 +3,7 @@
 pub mod checks;
 pub mod cli;
 pub mod commands;
+pub mod config;
 pub mod dockerfile;
 pub mod elf;
 pub mod engine;

@@ -6,6 +6,7 @@ mod driver;
 mod environment;
 mod evidence;
 mod gpu;
+pub mod image;
 mod runtime;
 mod system;
 mod topology;

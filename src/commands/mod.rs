@@ -8,11 +8,13 @@ pub mod dockerfile;
 pub mod doctor;
 pub mod env;
 pub mod gc;
+pub mod init;
 pub mod matrix;
 pub mod probe;
 pub mod run;
 pub mod smoke;
 mod suite;
+pub mod validate;
 
 use crate::cli::{Cli, Command};
 use crate::error::Error;
@@ -31,6 +33,9 @@ pub fn dispatch(cli: Cli) -> Result<i32, Error> {
         Command::Probe { json } | Command::Gc { json, .. } => *json,
         Command::Matrix(a) => a.json,
         Command::Smoke(_) | Command::Bench(_) => false,
+        // `init -o -` prints the file; otherwise one human line. validate's reports go to files.
+        Command::Init(a) => a.output.as_os_str() == "-",
+        Command::Validate(_) => false,
         // `run --probe` prints a report; a plain run passes the container's output through.
         Command::Run(a) => !a.probe,
         _ => true,
@@ -61,6 +66,8 @@ pub fn dispatch(cli: Cli) -> Result<i32, Error> {
         Command::Smoke(a) => smoke::exec(a, matrices, style, &mut out, &mut err),
         Command::Bench(a) => bench::exec(a, matrices, style, &mut out, &mut err),
         Command::Matrix(a) => matrix::exec(a, matrices, &mut out),
+        Command::Init(a) => init::exec(a, matrices, &mut out, &mut err),
+        Command::Validate(a) => validate::exec(a, matrices, style, &mut out, &mut err),
         Command::Gc { json, all } => gc::exec(json, all, &mut out),
         Command::Completions { shell } => completions::exec(shell, &mut out),
     };

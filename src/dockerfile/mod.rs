@@ -6,6 +6,6 @@ mod request;
 mod select;
 
 pub use context::write_context;
-pub use render::{render, Rendered, SMOKE_TESTS_DIR, USER_NAME, USER_UID};
+pub use render::{render, validate_request, Rendered, SMOKE_TESTS_DIR, USER_NAME, USER_UID};
 pub use request::{DockerfileRequest, Stack};
 pub use select::{select_base, BaseImage, CPU_DEFAULT_BASE, ROCM_REPOSITORY};

@@ -83,8 +83,8 @@ fn onnxruntime_for(stack: Stack) -> Onnx {
     }
 }
 
-/// Checks every user value before any of it reaches a template.
-fn validate_request(req: &DockerfileRequest) -> Result<(), Error> {
+/// Checks every user value before any of it reaches a template (flags and `rocmenv.yaml` alike).
+pub fn validate_request(req: &DockerfileRequest) -> Result<(), Error> {
     for p in &req.pip {
         sanitize::pip_requirement("pip", p)?;
     }

@@ -163,6 +163,24 @@ impl Engine {
             .filter(|a| !a.is_empty())
     }
 
+    /// The environment baked into a local image (`ENV` lines and its bases'), as `NAME`/`value` pairs.
+    pub fn image_env(&self, image: &str) -> Result<Vec<(String, String)>, Error> {
+        let d = &self.docker;
+        let inspected = self
+            .rt
+            .block_on(async { tokio::time::timeout(CONNECT_TIMEOUT, d.inspect_image(image)).await })
+            .map_err(|_| Error::Engine(format!("no answer inspecting {image}")))?
+            .map_err(|e| Error::Engine(format!("cannot inspect {image}: {}", describe(&e))))?;
+        Ok(inspected
+            .config
+            .and_then(|c| c.env)
+            .unwrap_or_default()
+            .iter()
+            .filter_map(|kv| kv.split_once('='))
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect())
+    }
+
     /// The daemon's version, runtimes and CDI spec directories.
     pub fn info(&self) -> Result<DockerInfo, Error> {
         let d = &self.docker;

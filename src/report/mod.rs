@@ -9,6 +9,7 @@ pub mod node;
 mod progress;
 mod runtime;
 mod suite;
+pub mod validate;
 
 pub use env::{render_env, sh_quote, EnvFormat};
 pub use human::{render_human, Style};

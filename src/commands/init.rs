@@ -1,0 +1,146 @@
+//! `rocmenv init`: a commented `rocmenv.yaml` for this host, written atomically and never over an existing file.
+
+use crate::cli::{InitArgs, StackArg};
+use crate::config::{self, ExampleInput, StackKind};
+use crate::error::Error;
+use crate::matrix::Matrices;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// What the example is filled in with: the stack the GPUs call for (or `--stack`), doctor's default target.
+pub fn example_for_host(
+    stack: Option<StackArg>,
+    sysroot: Option<&Path>,
+    matrices: Option<&Path>,
+) -> Result<ExampleInput, Error> {
+    let m = Matrices::load(matrices)?;
+    let facts = crate::inventory::read(sysroot, &m)?;
+    let amd: Vec<String> = facts
+        .amd_gpus()
+        .filter_map(|g| g.gfx.clone())
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    let ccs: Vec<String> = facts
+        .nvidia_gpus()
+        .filter_map(|g| g.compute_capability.as_deref())
+        .filter_map(|cc| config::compute_capability(cc).ok())
+        .map(|cc| format!("sm_{}", cc.replace('.', "")))
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    let has_amd = facts.amd_gpus().next().is_some();
+    let has_nvidia = facts.nvidia_gpus().next().is_some();
+    let stack = match stack {
+        Some(StackArg::Rocm) => StackKind::Rocm,
+        Some(StackArg::Ngc) => StackKind::Ngc,
+        Some(StackArg::Cpu) => StackKind::Cpu,
+        None if has_amd => StackKind::Rocm,
+        None if has_nvidia => StackKind::Ngc,
+        None => StackKind::Cpu,
+    };
+    // The rule doctor uses when it is given no --target.
+    let target = crate::target::resolve(None, &m, &facts)?;
+    let (spec, why) = match (stack, &target.rocm, &target.cuda) {
+        (StackKind::Ngc, _, Some(c)) | (StackKind::Cpu, None, Some(c)) => (
+            Some(format!("cuda-{}", c.cuda.version.short())),
+            c.why.clone(),
+        ),
+        (_, Some(r), _) => (Some(format!("rocm-{}", r.release.version)), r.why.clone()),
+        _ => (None, String::new()),
+    };
+    let gpus = facts.gpus.len();
+    let host = match gpus {
+        0 => "no GPU".to_string(),
+        n => {
+            let mut kinds = amd.clone();
+            kinds.extend(ccs.iter().cloned());
+            format!(
+                "{n} GPU{}{}",
+                if n == 1 { "" } else { "s" },
+                if kinds.is_empty() {
+                    String::new()
+                } else {
+                    format!(" ({})", kinds.join(", "))
+                }
+            )
+        }
+    };
+    Ok(ExampleInput {
+        stack,
+        target: spec,
+        target_why: why,
+        rocm: target.rocm.as_ref().map(|r| r.release.version.short()),
+        gfx: amd,
+        cuda_arch: ccs,
+        nvidia_driver: facts.nvidia_driver.as_ref().map(|d| d.version.clone()),
+        host,
+    })
+}
+
+/// Writes `text` to `path` unless a file is there: through a temporary file in the same directory, persisted
+/// without replacing (link(2)), so a reader never sees half a file and a file written meanwhile is not lost.
+pub fn write_new(path: &Path, text: &str) -> Result<(), Error> {
+    let exists = || {
+        Error::Config {
+        path: path.to_path_buf(),
+        line: None,
+        column: None,
+        message: "already exists; rocmenv init does not replace it (edit it, remove it, or write elsewhere with -o FILE)".into(),
+    }
+    };
+    if path.exists() {
+        return Err(exists());
+    }
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".rocmenv-init-")
+        .tempfile_in(&dir)
+        .map_err(|e| Error::io("create a file in", &dir, e))?;
+    tmp.write_all(text.as_bytes())
+        .and_then(|_| tmp.as_file().sync_all())
+        .map_err(|e| Error::io("write", tmp.path(), e))?;
+    tmp.persist_noclobber(path).map_err(|e| {
+        if e.error.kind() == std::io::ErrorKind::AlreadyExists {
+            exists()
+        } else {
+            Error::io("write", path, e.error)
+        }
+    })?;
+    Ok(())
+}
+
+/// Runs `rocmenv init`.
+pub fn exec(
+    a: InitArgs,
+    matrices: Option<PathBuf>,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> Result<i32, Error> {
+    let input = example_for_host(a.stack, a.sysroot.as_deref(), matrices.as_deref())?;
+    let text = config::render_example(&input);
+    // What is written must load: a template that drifted from the schema is caught here, not in the user's CI.
+    config::Config::parse(&a.output, &text)?;
+    if a.output.as_os_str() == "-" {
+        super::written(out.write_all(text.as_bytes()))?;
+        return Ok(crate::error::EXIT_OK);
+    }
+    write_new(&a.output, &text)?;
+    let _ = err;
+    let _ = writeln!(
+        out,
+        "wrote {} (stack {}{}); check it with `rocmenv validate --config {}`",
+        a.output.display(),
+        input.stack_name(),
+        input
+            .target
+            .as_deref()
+            .map(|t| format!(", hosts {t}"))
+            .unwrap_or_default(),
+        a.output.display()
+    );
+    Ok(crate::error::EXIT_OK)
+}
