@@ -12,6 +12,7 @@ pub mod gfx;
 pub mod host;
 pub mod image_ref;
 pub mod inventory;
+pub mod k8s;
 pub mod matrix;
 pub(crate) mod parse;
 pub mod report;

@@ -197,7 +197,7 @@ fn a_series_target_is_the_newest_release_of_that_series_for_rocm_and_cuda_alike(
         .iter()
         .filter(|c| c.version.major() == 12)
         .map(|c| c.version.to_string())
-        .last()
+        .next_back()
         .unwrap();
     assert_eq!(r.target["cuda"], newest_12.as_str());
     assert_ne!(newest_12, "12.0.0");
@@ -208,7 +208,7 @@ fn a_series_target_is_the_newest_release_of_that_series_for_rocm_and_cuda_alike(
         .iter()
         .filter(|c| c.version.major() == 6)
         .map(|c| c.version.to_string())
-        .last()
+        .next_back()
         .unwrap();
     assert_eq!(r.target["rocm"], newest_6.as_str());
 }

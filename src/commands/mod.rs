@@ -8,6 +8,7 @@ pub mod dockerfile;
 pub mod doctor;
 pub mod env;
 pub mod gc;
+pub mod k8s;
 pub mod matrix;
 pub mod probe;
 pub mod run;
@@ -31,6 +32,8 @@ pub fn dispatch(cli: Cli) -> Result<i32, Error> {
         Command::Probe { json } | Command::Gc { json, .. } => *json,
         Command::Matrix(a) => a.json,
         Command::Smoke(_) | Command::Bench(_) => false,
+        // A manifest is data.
+        Command::K8s(_) => true,
         // `run --probe` prints a report; a plain run passes the container's output through.
         Command::Run(a) => !a.probe,
         _ => true,
@@ -63,6 +66,7 @@ pub fn dispatch(cli: Cli) -> Result<i32, Error> {
         Command::Matrix(a) => matrix::exec(a, matrices, &mut out),
         Command::Gc { json, all } => gc::exec(json, all, &mut out),
         Command::Completions { shell } => completions::exec(shell, &mut out),
+        Command::K8s(a) => k8s::exec(a, &mut out),
     };
     // The library names the field a value was for; here it becomes the flag the user typed.
     done.map_err(|e| e.named_as_flags(&[]))
