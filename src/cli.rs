@@ -103,7 +103,11 @@ pub enum Command {
     ///
     /// Exit codes: 0 printed, 2 bad input (a name that is not DNS-1123, an image that is not a reference).
     K8s(K8sArgs),
-    // @@REPORT@@
+    /// Work with many reports at once: `rocmenv report merge node-*.json` puts doctor, smoke, bench and validate
+    /// reports from many nodes into one table of checks by node.
+    ///
+    /// Exit codes: 0 no report has a failure, 1 one does, 2 a file is not a rocmenv report (or flags are wrong).
+    Report(ReportArgs),
     /// Print a shell completion script: `rocmenv completions bash > /etc/bash_completion.d/rocmenv`.
     Completions {
         /// bash, zsh, fish, elvish or powershell.

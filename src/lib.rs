@@ -8,6 +8,7 @@ pub mod elf;
 pub mod engine;
 pub mod envplan;
 pub mod error;
+pub mod fleet;
 pub mod gfx;
 pub mod host;
 pub mod image_ref;
