@@ -110,7 +110,7 @@ fn status(v: &Value, what: &str, allowed: &[Outcome]) -> Result<Outcome, Why> {
 
 const ALL: [Outcome; 4] = [Outcome::Pass, Outcome::Warn, Outcome::Fail, Outcome::Skip];
 
-/// `doctor --json`: its findings; a per-device finding names its device before the summary.
+/// `doctor --json`: its findings; a per-device finding names its device before a summary that does not.
 fn doctor(doc: &Value) -> Result<Vec<Entry>, Why> {
     field(doc, "host", "doctor")?;
     field(doc, "summary", "doctor")?;
@@ -123,8 +123,8 @@ fn doctor(doc: &Value) -> Result<Vec<Entry>, Why> {
                 id: text(c, "id", "doctor check")?,
                 status: status(c, "doctor check", &ALL)?,
                 summary: match opt_text(c, "subject") {
-                    Some(s) => format!("{s}: {summary}"),
-                    None => summary,
+                    Some(s) if !summary.contains(&s) => format!("{s}: {summary}"),
+                    _ => summary,
                 },
                 fix: opt_text(c, "fix"),
             })

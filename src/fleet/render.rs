@@ -75,13 +75,14 @@ pub fn text(m: &Merged, out: &mut dyn Write) -> io::Result<()> {
     writeln!(out, "rocmenv report merge: {}", headline(m))?;
     let num_w = m.nodes.len().to_string().len();
     let name_w = m.nodes.iter().map(|n| n.name.len()).max().unwrap_or(0);
-    for (i, n) in m.nodes.iter().enumerate() {
+    let kinds: Vec<String> = m.nodes.iter().map(|n| n.kinds.join(", ")).collect();
+    let kinds_w = kinds.iter().map(|k| k.chars().count()).max().unwrap_or(0);
+    for (i, (n, k)) in m.nodes.iter().zip(&kinds).enumerate() {
         writeln!(
             out,
-            "  {:>num_w$}  {:<name_w$}  {}  ({})",
+            "  {:>num_w$}  {:<name_w$}  {k:<kinds_w$}  ({})",
             i + 1,
             n.name,
-            n.kinds.join(", "),
             counts(&n.summary)
         )?;
     }
