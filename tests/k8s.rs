@@ -243,3 +243,85 @@ fn bad_names_exit_2_naming_the_flag() {
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("--config-map"));
 }
+
+/// The pod's script, run here as the pod would run it: the node's files are a captured host tree in place of /host,
+/// rocmenv and Debian's python3 on PATH, ROCMENV_NODE_NAME set as the downward API sets it. Its stdout is one JSON
+/// document that names the node and holds both doctor's checks and the smoke tests (issue 12).
+#[test]
+fn the_pod_script_prints_one_merged_document_naming_its_node() {
+    let torch = Command::new("/usr/bin/python3")
+        .args(["-c", "import torch"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !torch {
+        assert!(
+            std::env::var("ROCMENV_REQUIRE_TORCH").as_deref() != Ok("1"),
+            "ROCMENV_REQUIRE_TORCH=1 but /usr/bin/python3 cannot import torch"
+        );
+        eprintln!("SKIP the_pod_script_prints_one_merged_document_naming_its_node: /usr/bin/python3 cannot import torch");
+        return;
+    }
+    let manifest = printed(&["k8s", "job", "--vendor", "amd", "--image", IMAGE]);
+    let doc: serde_yaml_ng::Value =
+        serde_yaml_ng::from_str(manifest.split("\n---\n").nth(1).unwrap()).unwrap();
+    let script = doc["spec"]["template"]["spec"]["containers"][0]["command"][2]
+        .as_str()
+        .expect("the script is the third word of the command");
+    let tree =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/hosts/mi300x-x4-ubuntu2204");
+    let out = tempfile::tempdir().unwrap();
+    let local = script
+        .replace(
+            "--sysroot /host ",
+            &format!("--sysroot {} ", tree.display()),
+        )
+        .replace(
+            "out=/tmp/rocmenv\n",
+            &format!("out={}\n", out.path().display()),
+        )
+        // Only the quick level's first two tests, to keep the test short.
+        .replace(
+            "--level quick ",
+            "--level quick --only environment,numerics ",
+        );
+    assert_ne!(local, script);
+    let bin_dir = Path::new(env!("CARGO_BIN_EXE_rocmenv")).parent().unwrap();
+    let o = Command::new("/bin/sh")
+        .args(["-c", &local])
+        .env_clear()
+        .env("PATH", format!("{}:/usr/bin:/bin", bin_dir.display()))
+        .env("ROCMENV_NODE_NAME", "gpu-node-7")
+        .env("HOME", out.path())
+        .env("LC_ALL", "C.UTF-8")
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        stderr.is_empty(),
+        "every step ran, so nothing on stderr: {stderr}"
+    );
+    let merged: serde_json::Value = serde_json::from_str(&stdout)
+        .unwrap_or_else(|e| panic!("one JSON document ({e}):\n{stdout}"));
+    assert_eq!(merged["kind"], "merge");
+    assert_eq!(merged["nodes"].as_array().unwrap().len(), 1);
+    assert_eq!(merged["nodes"][0]["name"], "gpu-node-7");
+    assert_eq!(
+        merged["nodes"][0]["kinds"],
+        serde_json::json!(["doctor", "smoke"])
+    );
+    let groups: Vec<&str> = merged["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["group"].as_str().unwrap())
+        .collect();
+    assert!(
+        groups.contains(&"doctor") && groups.contains(&"smoke"),
+        "{groups:?}"
+    );
+    // The Job's exit code is the merge's: 1 exactly when a cell failed (the smoke suite finds no AMD GPU here).
+    let failed = merged["summary"]["fail"].as_u64().unwrap() > 0;
+    assert_eq!(o.status.code(), Some(i32::from(failed)), "{stdout}");
+}
