@@ -110,6 +110,18 @@ pub enum Command {
         #[arg(long)]
         all: bool,
     },
+    /// Print a Kubernetes manifest that checks GPU nodes where they run: a Job (one node) or a DaemonSet (every GPU
+    /// node) that asks for `amd.com/gpu` / `nvidia.com/gpu`, lands only on nodes the GPU operators label, reads the node
+    /// through read-only host paths (`doctor --sysroot /host`), runs unprivileged, and prints one JSON document in the
+    /// pod's log for `rocmenv report merge`.
+    ///
+    /// Exit codes: 0 printed, 2 bad input (a name that is not DNS-1123, an image that is not a reference).
+    K8s(K8sArgs),
+    /// Work with many reports at once: `rocmenv report merge node-*.json` puts doctor, smoke, bench and validate
+    /// reports from many nodes into one table of checks by node.
+    ///
+    /// Exit codes: 0 no report has a failure, 1 one does, 2 a file is not a rocmenv report (or flags are wrong).
+    Report(ReportArgs),
     /// Print a shell completion script: `rocmenv completions bash > /etc/bash_completion.d/rocmenv`.
     Completions {
         /// bash, zsh, fish, elvish or powershell.
@@ -634,6 +646,113 @@ mod tests {
         use clap::CommandFactory;
         super::Cli::command().debug_assert();
     }
+}
+
+/// Which Kubernetes workload `rocmenv k8s` prints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum K8sKindArg {
+    /// A Job: one pod on one GPU node (the scheduler's pick, or --node), its result in the Job's log.
+    Job,
+    /// A DaemonSet: a pod on every GPU node; the check is its init container, whose log holds the result.
+    Daemonset,
+}
+
+/// Whose GPU nodes (`rocmenv k8s --vendor`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum GpuVendorArg {
+    /// AMD: `amd.com/gpu`, nodes labelled by the AMD GPU Operator or the device plugin's labeller.
+    Amd,
+    /// NVIDIA: `nvidia.com/gpu`, nodes labelled `nvidia.com/gpu.present=true` by the NVIDIA GPU Operator.
+    Nvidia,
+}
+
+/// What the pod runs (`rocmenv k8s --command`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum K8sCheckArg {
+    /// `rocmenv doctor --sysroot /host --json` and `rocmenv smoke --host`, merged into one document.
+    DoctorSmoke,
+    /// `rocmenv validate` with the rocmenv.yaml of a ConfigMap (--config-map).
+    Validate,
+}
+
+/// Flags of `rocmenv k8s`.
+#[derive(Debug, Args)]
+pub struct K8sArgs {
+    /// job or daemonset.
+    #[arg(value_enum)]
+    pub kind: K8sKindArg,
+    /// Whose GPU nodes.
+    #[arg(long, value_enum, default_value = "amd")]
+    pub vendor: GpuVendorArg,
+    /// The image the pod runs: rocmenv on its PATH, and Python with torch for the smoke suite (e.g. an image
+    /// `rocmenv build` made, with the rocmenv binary copied in).
+    #[arg(long, value_name = "IMAGE")]
+    pub image: String,
+    /// The namespace.
+    #[arg(long, value_name = "NS", default_value = "default")]
+    pub namespace: String,
+    /// What the pod runs.
+    #[arg(long = "command", value_enum, default_value = "doctor-smoke")]
+    pub check: K8sCheckArg,
+    /// With --command validate: the ConfigMap that holds rocmenv.yaml, mounted at /etc/rocmenv.
+    #[arg(long, value_name = "NAME")]
+    pub config_map: Option<String>,
+    /// The smoke level (--command doctor-smoke).
+    #[arg(long, value_enum, default_value = "quick")]
+    pub level: LevelArg,
+    /// GPUs the pod asks for.
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub gpus: u32,
+    /// Run with this extra group id (repeatable): the node's `render` and `video` GIDs, which own AMD's device
+    /// nodes (`getent group render video` on the node).
+    #[arg(long, value_name = "GID")]
+    pub group_add: Vec<u32>,
+    /// job: run on this node (its kubernetes.io/hostname label).
+    #[arg(long, value_name = "NODE")]
+    pub node: Option<String>,
+}
+
+/// `rocmenv report`: what to do with reports.
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// The action.
+    #[command(subcommand)]
+    pub action: ReportCommand,
+}
+
+/// The actions of `rocmenv report`.
+#[derive(Debug, Subcommand)]
+pub enum ReportCommand {
+    /// Merge JSON reports (doctor --json, smoke/bench --json, validate --json, or a merge's own --format json) from
+    /// many nodes into one table: a row per check or test, a column per node.
+    Merge(MergeArgs),
+}
+
+/// An output format of `rocmenv report merge`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum MergeFormatArg {
+    /// A table for people: checks by node, then each failure with its fix.
+    Text,
+    /// One JSON document (kind "merge"), which merge reads back.
+    Json,
+    /// JUnit XML: a suite per node, a case per check or test.
+    Junit,
+    /// A Markdown table (for a CI step summary or a pull request).
+    Markdown,
+}
+
+/// Flags of `rocmenv report merge`.
+#[derive(Debug, Args)]
+pub struct MergeArgs {
+    /// The reports to merge.
+    #[arg(value_name = "FILE", required = true)]
+    pub files: Vec<PathBuf>,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: MergeFormatArg,
+    /// Write to this file instead of stdout.
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: Option<PathBuf>,
 }
 
 /// `rocmenv matrix`: what to look up.

@@ -95,6 +95,14 @@ pub enum Error {
         /// What is wrong with it.
         why: crate::image_ref::RefError,
     },
+    /// A file given to `rocmenv report merge` is not a report it reads.
+    #[error("report {}: {why} (merge reads what doctor --json, smoke/bench --json, validate --json and report merge --format json write)", path.display())]
+    Report {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong with it.
+        why: String,
+    },
     /// Writing the report failed (a closed pipe is not an error).
     #[error("cannot write the report: {0}")]
     Output(#[source] std::io::Error),
@@ -223,7 +231,8 @@ impl Error {
             | Error::Config { .. }
             | Error::Sysroot { .. }
             | Error::Usage { .. }
-            | Error::Reference { .. } => EXIT_USAGE,
+            | Error::Reference { .. }
+            | Error::Report { .. } => EXIT_USAGE,
             Error::Output(_)
             | Error::Io { .. }
             | Error::Environment(_)

@@ -81,6 +81,7 @@ pub fn build_report(opts: &DoctorOptions) -> Result<DoctorReport, Error> {
         target: target_json,
         matrices_origin: matrices.origin.clone(),
         root: root.dir().display().to_string(),
+        node: crate::report::node::node_name(root.is_live()),
         facts,
         findings,
         summary,

@@ -9,8 +9,10 @@ pub mod doctor;
 pub mod env;
 pub mod gc;
 pub mod init;
+pub mod k8s;
 pub mod matrix;
 pub mod probe;
+pub mod report;
 pub mod run;
 pub mod smoke;
 mod suite;
@@ -36,6 +38,15 @@ pub fn dispatch(cli: Cli) -> Result<i32, Error> {
         // `init -o -` prints the file; otherwise one human line. validate's reports go to files.
         Command::Init(a) => a.output.as_os_str() == "-",
         Command::Validate(_) => false,
+        // A manifest is data.
+        Command::K8s(_) => true,
+        // A merge as JSON or JUnit is data; as text or Markdown it is for people.
+        Command::Report(a) => match &a.action {
+            crate::cli::ReportCommand::Merge(m) => matches!(
+                m.format,
+                crate::cli::MergeFormatArg::Json | crate::cli::MergeFormatArg::Junit
+            ),
+        },
         // `run --probe` prints a report; a plain run passes the container's output through.
         Command::Run(a) => !a.probe,
         _ => true,
@@ -70,6 +81,8 @@ pub fn dispatch(cli: Cli) -> Result<i32, Error> {
         Command::Validate(a) => validate::exec(a, matrices, style, &mut out, &mut err),
         Command::Gc { json, all } => gc::exec(json, all, &mut out),
         Command::Completions { shell } => completions::exec(shell, &mut out),
+        Command::K8s(a) => k8s::exec(a, &mut out),
+        Command::Report(a) => report::exec(a, &mut out),
     };
     // The library names the field a value was for; here it becomes the flag the user typed.
     done.map_err(|e| e.named_as_flags(&[]))

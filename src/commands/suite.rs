@@ -105,7 +105,7 @@ pub(crate) fn run(
     let failed = |name: &str, reason: String| {
         SuiteResult::failed_run(plan.kind, plan.level, finished.clone(), name, reason, &tail)
     };
-    let (result, signal) = match ended {
+    let (mut result, signal) = match ended {
         Ended::Signal(s) => (
             failed(
                 "interrupted",
@@ -140,6 +140,8 @@ pub(crate) fn run(
             }
         },
     };
+    // The suite ran here (on this host, or in a container on it): the report names this node.
+    result.node = crate::report::node::node_name(true);
     Ok(Finished { result, signal })
 }
 

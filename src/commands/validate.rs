@@ -358,8 +358,15 @@ impl Run<'_> {
 
     fn image_checks(&self, p: &Planned, tag: &str) -> Result<Vec<Case>, Error> {
         let started = Instant::now();
-        let devices = engine::device_map(self.facts, DeviceVendor::Cpu, None, "", false)
-            .map_err(Error::Engine)?;
+        let devices = engine::device_map(
+            self.facts,
+            DeviceVendor::Cpu,
+            None,
+            "",
+            false,
+            engine::Security::Default,
+        )
+        .map_err(Error::Engine)?;
         let spec = RunSpec {
             image: tag.to_string(),
             command: vec![
@@ -643,6 +650,7 @@ fn suite_args(s: &StackConfig, tag: &str, timeout: u64, json: &Path) -> SuiteArg
         timeout: Some(timeout),
         json: Some(json.to_path_buf()),
         junit: None,
+        security: engine::Security::Default,
     }
 }
 

@@ -1,4 +1,5 @@
-//! `doctor --json`: one document, as DESIGN.md fixes it (`schema_version`, `host`, `checks`, `summary`), plus `target`.
+//! `doctor --json`: one document, as DESIGN.md fixes it (`schema_version`, `host`, `checks`, `summary`), plus `target` and
+//! `node` (the host a fleet report names).
 
 use super::DoctorReport;
 use serde_json::json;
@@ -9,6 +10,7 @@ pub fn doctor_json(r: &DoctorReport) -> serde_json::Value {
     json!({
         "schema_version": 1,
         "rocmenv_version": env!("CARGO_PKG_VERSION"),
+        "node": r.node,
         "target": r.target,
         "matrices": r.matrices_origin,
         "host": r.facts,

@@ -40,4 +40,6 @@ pub struct DoctorReport {
     pub matrices_origin: String,
     /// The host root (`/` or the sysroot path).
     pub root: String,
+    /// The node the report describes (`ROCMENV_NODE_NAME`, else the live host's name; `None` for an unnamed tree).
+    pub node: Option<String>,
 }

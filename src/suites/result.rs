@@ -17,6 +17,9 @@ pub struct SuiteResult {
     pub kind: String,
     /// The level that ran.
     pub level: String,
+    /// The node the run was on (`ROCMENV_NODE_NAME`, else the hostname), added by rocmenv; `null` in older documents.
+    #[serde(default)]
+    pub node: Option<String>,
     /// Where the tests ran.
     pub device: Device,
     /// Python, torch, HIP, CUDA, MIOpen, cuDNN, ONNX Runtime… (`null` when absent).
@@ -198,6 +201,7 @@ impl SuiteResult {
             schema_version: 1,
             kind: kind.to_string(),
             level: level.to_string(),
+            node: None,
             device: Device::default(),
             versions: BTreeMap::new(),
             env: BTreeMap::new(),
