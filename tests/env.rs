@@ -256,3 +256,26 @@ fn no_gpu_on_the_host_is_exit_1() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("--gfx"));
     assert!(o.stdout.is_empty());
 }
+
+/// Issue 14: on ROCm 6.4.0, which does not list gfx1101 or gfx1200 but whose rocBLAS and rocm6.4 PyTorch wheel ship
+/// them (`built:` in matrices/rocm.yaml), env exports the GPU's own target and no override; gfx906, whose rocBLAS
+/// files 6.4.0 lacks, still cannot run.
+#[test]
+fn built_targets_on_6_4_0_run_without_override_issue_14() {
+    for (gfx, arch) in [("gfx1101", "gfx1101"), ("gfx1200", "gfx1200")] {
+        let o = rocmenv(&["env", "--gfx", gfx, "--rocm", "6.4.0", "--format", "json"]);
+        assert_eq!(o.status.code(), Some(0), "{gfx}: {o:?}");
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert_eq!(v["PYTORCH_ROCM_ARCH"], arch, "{gfx}");
+        assert!(v.get("HSA_OVERRIDE_GFX_VERSION").is_none(), "{gfx}: {v}");
+    }
+    // 6.3.3 has no `built:` data: gfx1101 still runs as gfx1100 there.
+    let o = rocmenv(&[
+        "env", "--gfx", "gfx1101", "--rocm", "6.3.3", "--format", "json",
+    ]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["HSA_OVERRIDE_GFX_VERSION"], "11.0.0");
+    let o = rocmenv(&["env", "--gfx", "gfx906", "--rocm", "6.4.0"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("gfx906 is not built by ROCm 6.4.0"));
+}
