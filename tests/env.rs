@@ -48,7 +48,7 @@ fn table(m: &Matrices, release: &str) -> serde_json::Value {
 #[test]
 fn every_gfx_target_across_releases() {
     let m = Matrices::embedded().unwrap();
-    for release in ["5.7.1", "6.2.4", "6.4.1", "7.2.0"] {
+    for release in ["5.7.1", "6.2.4", "6.4.0", "6.4.1", "7.2.0"] {
         let t = table(&m, release);
         // Spot checks that hold whatever the snapshot says.
         match release {
@@ -60,6 +60,13 @@ fn every_gfx_target_across_releases() {
                     t["gfx1010"].get("HSA_OVERRIDE_GFX_VERSION").is_none(),
                     "RDNA1 gets a warning, not an override"
                 );
+            }
+            // Issue 14: 6.4.0 does not list gfx1102 or gfx1200, but its `built:` lists ship them.
+            "6.4.0" => {
+                assert_eq!(t["gfx1102"]["PYTORCH_ROCM_ARCH"], "gfx1102");
+                assert!(t["gfx1102"].get("HSA_OVERRIDE_GFX_VERSION").is_none());
+                assert_eq!(t["gfx1200"]["PYTORCH_ROCM_ARCH"], "gfx1200");
+                assert!(t["gfx906"].get("PYTORCH_ROCM_ARCH").is_none());
             }
             "6.4.1" => assert!(
                 t["gfx1101"].get("HSA_OVERRIDE_GFX_VERSION").is_none(),
