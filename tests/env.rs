@@ -48,7 +48,7 @@ fn table(m: &Matrices, release: &str) -> serde_json::Value {
 #[test]
 fn every_gfx_target_across_releases() {
     let m = Matrices::embedded().unwrap();
-    for release in ["5.7.1", "6.2.4", "6.4.1", "7.2.0"] {
+    for release in ["5.7.1", "6.2.4", "6.4.0", "6.4.1", "7.2.0"] {
         let t = table(&m, release);
         // Spot checks that hold whatever the snapshot says.
         match release {
@@ -60,6 +60,13 @@ fn every_gfx_target_across_releases() {
                     t["gfx1010"].get("HSA_OVERRIDE_GFX_VERSION").is_none(),
                     "RDNA1 gets a warning, not an override"
                 );
+            }
+            // Issue 14: 6.4.0 does not list gfx1102 or gfx1200, but its `built:` lists ship them.
+            "6.4.0" => {
+                assert_eq!(t["gfx1102"]["PYTORCH_ROCM_ARCH"], "gfx1102");
+                assert!(t["gfx1102"].get("HSA_OVERRIDE_GFX_VERSION").is_none());
+                assert_eq!(t["gfx1200"]["PYTORCH_ROCM_ARCH"], "gfx1200");
+                assert!(t["gfx906"].get("PYTORCH_ROCM_ARCH").is_none());
             }
             "6.4.1" => assert!(
                 t["gfx1101"].get("HSA_OVERRIDE_GFX_VERSION").is_none(),
@@ -255,4 +262,27 @@ fn no_gpu_on_the_host_is_exit_1() {
     assert_eq!(o.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&o.stderr).contains("--gfx"));
     assert!(o.stdout.is_empty());
+}
+
+/// Issue 14: on ROCm 6.4.0, which does not list gfx1101 or gfx1200 but whose rocBLAS and rocm6.4 PyTorch wheel ship
+/// them (`built:` in matrices/rocm.yaml), env exports the GPU's own target and no override; gfx906, whose rocBLAS
+/// files 6.4.0 lacks, still cannot run.
+#[test]
+fn built_targets_on_6_4_0_run_without_override_issue_14() {
+    for (gfx, arch) in [("gfx1101", "gfx1101"), ("gfx1200", "gfx1200")] {
+        let o = rocmenv(&["env", "--gfx", gfx, "--rocm", "6.4.0", "--format", "json"]);
+        assert_eq!(o.status.code(), Some(0), "{gfx}: {o:?}");
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert_eq!(v["PYTORCH_ROCM_ARCH"], arch, "{gfx}");
+        assert!(v.get("HSA_OVERRIDE_GFX_VERSION").is_none(), "{gfx}: {v}");
+    }
+    // 6.3.3 has no `built:` data: gfx1101 still runs as gfx1100 there.
+    let o = rocmenv(&[
+        "env", "--gfx", "gfx1101", "--rocm", "6.3.3", "--format", "json",
+    ]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["HSA_OVERRIDE_GFX_VERSION"], "11.0.0");
+    let o = rocmenv(&["env", "--gfx", "gfx906", "--rocm", "6.4.0"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("gfx906 is not built by ROCm 6.4.0"));
 }

@@ -46,7 +46,10 @@ fn embedded_rocm_facts() {
         m.rocm_release("6.4.0").unwrap(),
         m.rocm_release("6.4.1").unwrap(),
     );
-    assert!(!r640.builds(gfx("gfx1101")));
+    // 6.4.0 does not list gfx1101, but its `built:` (rocBLAS 6.4.0's TensileLibrary files and the
+    // rocm6.4 PyTorch wheel's PYTORCH_ROCM_ARCH) both ship it (issue 14); 6.4.1 lists it.
+    assert!(r640.gfx_status(gfx("gfx1101")).is_none());
+    assert!(r640.built_by_components(gfx("gfx1101")) && r640.builds(gfx("gfx1101")));
     assert!(r641.builds(gfx("gfx1101")));
     assert!(r641.builds(gfx("gfx1201")) && r641.builds(gfx("gfx1200")));
     assert!(!r641.builds(gfx("gfx950")));
@@ -57,6 +60,8 @@ fn embedded_rocm_facts() {
         r600.gfx_status(gfx("gfx906")).unwrap().status,
         SupportStatus::Deprecated
     );
+    // rocBLAS 6.4.0 ships no gfx906 TensileLibrary (ROCm/legacy-rocm-build#4625), so the wheel's gfx906 code alone
+    // does not make it built.
     assert!(!r640.builds(gfx("gfx906")));
     assert!(!r600.builds(gfx("gfx900")));
     let r720 = m.rocm_release("7.2.0").unwrap();
@@ -928,5 +933,41 @@ fn a_built_entry_without_a_source_is_refused() {
         e.message
             .contains("release 6.2.4: built by rocBLAS has no `source`"),
         "{e}"
+    );
+}
+
+/// Issue 14: the embedded 6.4.0 `built:` lists (rocBLAS 6.4.0's TensileLibrary files, the rocm6.4 PyTorch wheel's
+/// PYTORCH_ROCM_ARCH) decide the targets 6.4.0 does not list: gfx1101, gfx1102, gfx1200 and gfx1201 run natively,
+/// gfx906 (no rocBLAS files, ROCm/legacy-rocm-build#4625) and gfx1010 (not in the wheel) do not.
+#[test]
+fn embedded_built_lists_decide_6_4_0_issue_14() {
+    use rocmenv::matrix::GfxRun;
+    let m = m();
+    let r = m.rocm_release("6.4.0").unwrap();
+    assert_eq!(r.built.len(), 2);
+    for t in ["gfx1101", "gfx1102", "gfx1200", "gfx1201"] {
+        let how = m.gfx_on_release(r, gfx(t));
+        assert!(matches!(how, GfxRun::BuiltNotSupported(_)), "{t}: {how:?}");
+        assert_eq!(how.override_target(), None, "{t}");
+    }
+    assert!(matches!(
+        m.gfx_on_release(r, gfx("gfx1100")),
+        GfxRun::Native(_)
+    ));
+    assert!(!m.gfx_on_release(r, gfx("gfx906")).runs());
+    assert!(!r.builds(gfx("gfx900")) && !r.builds(gfx("gfx1010")));
+    // gfx1103 is in neither list: it still runs through the gfx1100 override.
+    assert_eq!(
+        m.gfx_on_release(r, gfx("gfx1103")).override_target(),
+        Some(gfx("gfx1100"))
+    );
+    // Releases without sourced `built:` data keep the listed-only rule (see matrices/README.md).
+    for v in ["6.2.4", "6.4.1", "7.2.0"] {
+        assert!(m.rocm_release(v).unwrap().built.is_empty(), "{v}");
+    }
+    let r624 = m.rocm_release("6.2.4").unwrap();
+    assert_eq!(
+        m.gfx_on_release(r624, gfx("gfx1101")).override_target(),
+        Some(gfx("gfx1100"))
     );
 }
