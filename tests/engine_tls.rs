@@ -302,11 +302,64 @@ fn doctor_run_and_contexts_over_tls_and_each_tls_failure_in_one_line() {
     )
     .unwrap();
     let build_args = ["build", "--context", build_dir.to_str().unwrap()];
+    // validate: a rocm stack for gfx1031 on the bare base builds in seconds without a registry (the image checks then
+    // find no ROCm or torch in it, so it exits 1; what matters here is that it built and checked over TLS).
+    let validate_yaml = tmp.path().join("rocmenv.yaml");
+    std::fs::write(
+        &validate_yaml,
+        "schema_version: 1\nhost:\n  target: rocm-6.2\nstacks:\n  - name: rx6700\n    stack: rocm\n    rocm: \"6.2\"\n    gfx: [gfx1031]\n",
+    )
+    .unwrap();
+    let report = tmp.path().join("validate.json");
+    let validate_args = [
+        "validate",
+        "--config",
+        validate_yaml.to_str().unwrap(),
+        "--base",
+        common::BASE,
+        "--json",
+        report.to_str().unwrap(),
+    ];
+    let o = rocmenv(&config, &tls("good"), &validate_args);
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "validate over TLS: {}",
+        stderr(&o)
+    );
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    let case = |id: &str| {
+        v["stacks"][0]["cases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["id"] == id)
+            .map(|c| c["status"].as_str().unwrap().to_string())
+            .unwrap_or_else(|| panic!("no {id} case in {v}"))
+    };
+    assert_eq!(case("build.image"), "pass", "{v}");
+    assert_eq!(case("image.hsa-override"), "pass", "{v}");
     for (vars, needles) in &cases {
         let o = rocmenv(&config, vars, &run_args);
         assert_one_line(&o, 125, needles);
         let o = rocmenv(&config, vars, &build_args);
         assert_one_line(&o, 3, needles);
+        let o = rocmenv(&config, vars, &validate_args);
+        assert_eq!(o.status.code(), Some(3), "validate: {}", stderr(&o));
+        let last = stderr(&o);
+        let last = last
+            .trim_end()
+            .lines()
+            .last()
+            .unwrap_or_default()
+            .to_string();
+        for n in needles {
+            assert!(
+                last.contains(n),
+                "`{n}` not in validate's last line: {last}"
+            );
+        }
         let d = doctor_docker(&config, vars);
         assert_eq!(d["status"], "fail", "{d}");
         for n in needles {
