@@ -725,6 +725,9 @@ pub struct ReportArgs {
 pub enum ReportCommand {
     /// Merge JSON reports (doctor --json, smoke/bench --json, validate --json, or a merge's own --format json) from
     /// many nodes into one table: a row per check or test, a column per node.
+    ///
+    /// Exit codes: 0 no merged check failed (warnings and skips allowed), 1 one did, 2 a file is not a rocmenv
+    /// report (one line naming it) or bad flags.
     Merge(MergeArgs),
 }
 

@@ -200,7 +200,9 @@ pub fn parse(path: &Path, text: &str) -> Result<Vec<NodeReport>, Why> {
         None => return Err("has no schema_version: not a rocmenv report".into()),
     }
     let file = path.display().to_string();
-    let node = opt_text(&doc, "node").unwrap_or_else(|| stem(path));
+    let node = opt_text(&doc, "node")
+        .filter(|n| !n.trim().is_empty())
+        .unwrap_or_else(|| stem(path));
     let one = |kind: &str, entries: Vec<Entry>| {
         Ok(vec![NodeReport {
             file: file.clone(),
