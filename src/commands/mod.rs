@@ -3,6 +3,7 @@
 
 pub mod bench;
 pub mod build;
+pub mod collect;
 pub mod completions;
 pub mod dockerfile;
 pub mod doctor;
@@ -30,7 +31,7 @@ pub fn dispatch(cli: Cli) -> Result<i32, Error> {
         Command::Doctor(a) => a.json,
         Command::Probe { json } | Command::Gc { json, .. } => *json,
         Command::Matrix(a) => a.json,
-        Command::Smoke(_) | Command::Bench(_) => false,
+        Command::Smoke(_) | Command::Bench(_) | Command::Collect(_) => false,
         // `run --probe` prints a report; a plain run passes the container's output through.
         Command::Run(a) => !a.probe,
         _ => true,
@@ -49,6 +50,7 @@ pub fn dispatch(cli: Cli) -> Result<i32, Error> {
     let style = Style::detect(&stdout);
     let done = match cli.command {
         Command::Doctor(a) => doctor::exec(a, matrices, style, &mut out, &mut err),
+        Command::Collect(a) => collect::exec(a, matrices, &mut out),
         Command::Env(a) => env::exec(a, matrices, &mut out, &mut err),
         Command::Dockerfile(a) => dockerfile::exec(*a, matrices, &mut out, &mut err),
         Command::Probe { json } => probe::exec(json, &mut out),
