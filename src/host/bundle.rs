@@ -202,6 +202,22 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_stream_past_the_cap_is_an_error() {
+        let mut c = Capped {
+            inner: &[0u8; 100][..],
+            left: 60,
+        };
+        let mut buf = Vec::new();
+        let e = c.read_to_end(&mut buf).unwrap_err();
+        assert!(e.to_string().contains("unpacks to more than"), "{e}");
+        let mut c = Capped {
+            inner: &[0u8; 100][..],
+            left: 100,
+        };
+        assert_eq!(c.read_to_end(&mut Vec::new()).unwrap(), 100);
+    }
+
+    #[test]
     fn entry_paths_stay_relative() {
         assert_eq!(
             entry_path(Path::new("./proc/version")).unwrap(),

@@ -310,11 +310,16 @@ impl HostRoot {
         let missing: Vec<String> = Self::HOST_MARKERS
             .iter()
             .filter(|alts| {
-                !alts.iter().any(|p| {
-                    let found = self.resolve(p, false).is_ok();
-                    self.record(Asked::Stat(p.to_string()), found, true, stat_seen);
-                    found
-                })
+                // Recorded: the alternative found, or every one when none is (not the ones tried before it, which
+                // would put an empty `/proc/version` in a bundle that holds `/proc/sys/kernel/osrelease`).
+                let found = alts.iter().find(|p| self.resolve(p, false).is_ok());
+                match found {
+                    Some(p) => self.record(Asked::Stat(p.to_string()), true, true, stat_seen),
+                    None => alts.iter().for_each(|p| {
+                        self.record(Asked::Stat(p.to_string()), false, true, stat_seen)
+                    }),
+                }
+                found.is_none()
             })
             .map(|alts| alts.join(" or "))
             .collect();
@@ -660,6 +665,74 @@ fn stat_seen(m: &fs::Metadata) -> Option<Seen> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_recording_root_keeps_links_as_links_and_what_they_lead_to() {
+        use std::os::unix::fs::symlink;
+        let d = tempfile::tempdir().unwrap();
+        let p = |s: &str| d.path().join(s);
+        fs::create_dir_all(p("sys/devices/pci0000:00/0000:03:00.0")).unwrap();
+        fs::write(p("sys/devices/pci0000:00/0000:03:00.0/class"), "0x030000\n").unwrap();
+        fs::create_dir_all(p("sys/bus/pci/devices")).unwrap();
+        symlink(
+            "../../../devices/pci0000:00/0000:03:00.0",
+            p("sys/bus/pci/devices/0000:03:00.0"),
+        )
+        .unwrap();
+        fs::create_dir_all(p("opt/rocm-6.2.0/.info")).unwrap();
+        fs::write(p("opt/rocm-6.2.0/.info/version"), "6.2.0-66\n").unwrap();
+        // Absolute, as alternatives(8) makes them: it resolves inside the tree.
+        symlink("/opt/rocm-6.2.0", p("opt/rocm")).unwrap();
+        let root = HostRoot::sysroot(d.path()).unwrap().recording();
+        assert_eq!(
+            root.read_value("/sys/bus/pci/devices/0000:03:00.0/class")
+                .unwrap(),
+            "0x030000"
+        );
+        assert_eq!(
+            root.read_value("/opt/rocm/.info/version").unwrap(),
+            "6.2.0-66"
+        );
+        assert_eq!(root.link_name("/opt/rocm").unwrap(), "rocm-6.2.0");
+        assert!(!root.exists("/sys/module/amdgpu"));
+        let rec = root.take_recording();
+        let link = |t: &str| Seen::Link {
+            target: PathBuf::from(t),
+        };
+        assert_eq!(
+            rec.seen["/sys/bus/pci/devices/0000:03:00.0"],
+            link("../../../devices/pci0000:00/0000:03:00.0")
+        );
+        assert_eq!(rec.seen["/opt/rocm"], link("/opt/rocm-6.2.0"));
+        assert!(matches!(
+            &rec.seen["/sys/devices/pci0000:00/0000:03:00.0/class"],
+            Seen::File { bytes, .. } if bytes == b"0x030000\n"
+        ));
+        assert!(matches!(
+            &rec.seen["/opt/rocm-6.2.0/.info/version"],
+            Seen::File { .. }
+        ));
+        for dir in [
+            "/sys",
+            "/sys/bus/pci/devices",
+            "/sys/devices/pci0000:00/0000:03:00.0",
+            "/opt/rocm-6.2.0/.info",
+        ] {
+            assert_eq!(rec.seen[dir], Seen::Dir, "{dir}");
+        }
+        // Only link-free paths hold files; what was missing is asked, not seen.
+        assert!(!rec
+            .seen
+            .contains_key("/sys/bus/pci/devices/0000:03:00.0/class"));
+        assert!(!rec.seen.contains_key("/sys/module/amdgpu"));
+        assert!(rec
+            .asked
+            .contains(&Asked::Stat("/sys/module/amdgpu".into())));
+        // A plain root records nothing.
+        let plain = HostRoot::sysroot(d.path()).unwrap();
+        plain.read_value("/opt/rocm/.info/version").unwrap();
+        assert!(plain.take_recording().seen.is_empty());
+    }
 
     #[test]
     fn errnos_become_words_a_person_can_act_on() {
