@@ -27,6 +27,13 @@ pub enum Command {
     /// Exit codes: 0 all passed (warnings allowed), 1 a check failed (or warned, with --strict),
     /// 2 bad input (flags, matrices, sysroot), 3 the environment could not be used.
     Doctor(DoctorArgs),
+    /// Write a support bundle: exactly the files doctor reads (in the --sysroot layout), the facts no file shows
+    /// (.rocmenv/recorded.yaml: user, groups, environment, device-node owners; with --deep the tools' output) and
+    /// doctor's JSON report, as one .tar.zst. Read it back with `rocmenv doctor --sysroot FILE.tar.zst`.
+    ///
+    /// Exit codes: 0 written, 2 bad input (the output file exists without --force, a bad --sysroot),
+    /// 3 the bundle could not be written.
+    Collect(CollectArgs),
     /// Print the variables a framework needs for this host's GPUs (or `--gfx`): HSA_OVERRIDE_GFX_VERSION when
     /// the ROCm release lacks the GPU's target, PYTORCH_ROCM_ARCH and friends, TORCH_CUDA_ARCH_LIST, and
     /// HIP_VISIBLE_DEVICES to hide an iGPU next to a discrete card. Use: eval "$(rocmenv env)".
@@ -320,14 +327,46 @@ pub struct EnvArgs {
     pub explain: bool,
 }
 
+/// Flags of `rocmenv collect`.
+#[derive(Debug, Args)]
+pub struct CollectArgs {
+    /// Write the bundle here. Default: rocmenv-collect-<host>-<YYYY-MM-DD>.tar.zst in the current directory
+    /// (rocmenv-collect-redacted-<date>.tar.zst with --redact).
+    #[arg(short = 'o', long = "output", value_name = "FILE.tar.zst")]
+    pub output: Option<PathBuf>,
+
+    /// Replace an existing output file.
+    #[arg(long)]
+    pub force: bool,
+
+    /// Replace host names and user names with placeholders (host1, user1) everywhere in the bundle, and
+    /// environment values that look like secrets (names with TOKEN, SECRET, PASSWORD, KEY, CREDENTIAL, AUTH;
+    /// long hex or base64 values; passwords in URLs) with [redacted]; REDACTED.txt in the bundle says what was.
+    #[arg(long)]
+    pub redact: bool,
+
+    /// Also run rocminfo, rocm-smi and nvidia-smi (each with --tool-timeout) and keep their output.
+    #[arg(long)]
+    pub deep: bool,
+
+    /// Seconds an external tool may run with --deep.
+    #[arg(long, default_value_t = 10, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..=600))]
+    pub tool_timeout: u64,
+
+    /// Collect from this host tree (or bundle) instead of `/`.
+    #[arg(long, value_name = "DIR")]
+    pub sysroot: Option<PathBuf>,
+}
+
 /// Flags of `rocmenv doctor`.
 #[derive(Debug, Args)]
 pub struct DoctorArgs {
     /// Read the host from this directory instead of `/`: a tree that mirrors /proc, /sys, /dev, /etc and /opt,
-    /// such as tests/fixtures/hosts/<name>. It needs proc/version (or proc/sys/kernel/osrelease), an os-release and
+    /// such as tests/fixtures/hosts/<name>, or from a bundle `rocmenv collect` wrote (FILE.tar.zst, unpacked to a
+    /// temporary directory). It needs proc/version (or proc/sys/kernel/osrelease), an os-release and
     /// sys/bus/pci; the environment, user and tool output come from its .rocmenv/recorded.yaml. Docker is not asked;
     /// tools are not run.
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, value_name = "DIR|FILE.tar.zst")]
     pub sysroot: Option<PathBuf>,
 
     /// Check against this release: rocm-X.Y[.Z], cuda-X.Y or ngc-YY.MM; a series is its newest release (cuda-12 is

@@ -2,6 +2,7 @@
 
 pub mod checks;
 pub mod cli;
+pub mod collect;
 pub mod commands;
 pub mod config;
 pub mod dockerfile;

@@ -3,7 +3,7 @@
 use crate::checks::{self, Context, Summary};
 use crate::cli::DoctorArgs;
 use crate::error::Error;
-use crate::host::{self, ProbeOptions};
+use crate::host::{self, HostRoot, ProbeOptions, Session};
 use crate::matrix::Matrices;
 use crate::report::{self, DoctorReport, Style};
 use crate::target::{self, TargetSpec};
@@ -33,17 +33,27 @@ pub struct DoctorOptions {
 pub fn build_report(opts: &DoctorOptions) -> Result<DoctorReport, Error> {
     // Flags and data first, without touching the host.
     let matrices = Matrices::load(opts.matrices.as_deref())?;
-    let (root, session) = host::open(
+    let (root, session) = open_host(opts)?;
+    build_report_on(opts, &matrices, &root, session.as_ref())
+}
+
+/// Opens the host `opts` names: the running one, a tree or a bundle.
+pub fn open_host(opts: &DoctorOptions) -> Result<(HostRoot, Box<dyn Session>), Error> {
+    host::open(
         opts.sysroot.as_deref(),
         opts.tool_timeout.unwrap_or(Duration::from_secs(10)),
-    )?;
-    let facts = crate::inventory::probe(
-        &root,
-        session.as_ref(),
-        &matrices,
-        &ProbeOptions { deep: opts.deep },
-    );
-    let target = target::resolve(opts.target.as_ref(), &matrices, &facts)?;
+    )
+}
+
+/// The report on a host already opened (`collect` opens it with a recorder).
+pub fn build_report_on(
+    opts: &DoctorOptions,
+    matrices: &Matrices,
+    root: &HostRoot,
+    session: &dyn Session,
+) -> Result<DoctorReport, Error> {
+    let facts = crate::inventory::probe(root, session, matrices, &ProbeOptions { deep: opts.deep });
+    let target = target::resolve(opts.target.as_ref(), matrices, &facts)?;
     // The same resolution `run` and `build` use: DOCKER_HOST and its TLS variables, a Docker context, the sockets.
     let docker = (root.is_live() && !opts.no_docker).then(crate::engine::docker_status_from_env);
     // The runtimes are the host's own: ask them only when checking the running host.
@@ -53,7 +63,7 @@ pub fn build_report(opts: &DoctorOptions) -> Result<DoctorReport, Error> {
     let cx = Context {
         runtime: runtime.as_ref(),
         facts: &facts,
-        matrices: &matrices,
+        matrices,
         target: &target,
         docker: docker.as_ref(),
         deep: opts.deep,

@@ -3,6 +3,7 @@
 
 pub mod bench;
 pub mod build;
+pub mod collect;
 pub mod completions;
 pub mod dockerfile;
 pub mod doctor;
@@ -34,7 +35,6 @@ pub fn dispatch(cli: Cli) -> Result<i32, Error> {
         Command::Doctor(a) => a.json,
         Command::Probe { json } | Command::Gc { json, .. } => *json,
         Command::Matrix(a) => a.json,
-        Command::Smoke(_) | Command::Bench(_) => false,
         // `init -o -` prints the file; otherwise one human line. validate's reports go to files.
         Command::Init(a) => a.output.as_os_str() == "-",
         Command::Validate(_) => false,
@@ -47,6 +47,7 @@ pub fn dispatch(cli: Cli) -> Result<i32, Error> {
                 crate::cli::MergeFormatArg::Json | crate::cli::MergeFormatArg::Junit
             ),
         },
+        Command::Smoke(_) | Command::Bench(_) | Command::Collect(_) => false,
         // `run --probe` prints a report; a plain run passes the container's output through.
         Command::Run(a) => !a.probe,
         _ => true,
@@ -65,6 +66,7 @@ pub fn dispatch(cli: Cli) -> Result<i32, Error> {
     let style = Style::detect(&stdout);
     let done = match cli.command {
         Command::Doctor(a) => doctor::exec(a, matrices, style, &mut out, &mut err),
+        Command::Collect(a) => collect::exec(a, matrices, &mut out),
         Command::Env(a) => env::exec(a, matrices, &mut out, &mut err),
         Command::Dockerfile(a) => dockerfile::exec(*a, matrices, &mut out, &mut err),
         Command::Probe { json } => probe::exec(json, &mut out),

@@ -1,5 +1,6 @@
 //! Reading a host: `HostRoot` (files), `Session` (facts no file shows), `probe` → `HostFacts`.
 
+pub mod bundle;
 mod facts;
 mod probe;
 mod root;
@@ -7,20 +8,26 @@ mod session;
 
 pub use facts::*;
 pub use probe::{probe, ProbeOptions, GPU_ENV, TOOLS};
-pub use root::{HostRoot, ReadError};
+pub use root::{Asked, HostRoot, ReadError, Recording, Seen, MAX_READ};
 pub use session::{
-    Identity, LiveSession, NodeMeta, RecordedSession, Session, ToolRun, RECORDED_FILE,
+    Identity, LiveSession, NodeMeta, RecordedFacts, RecordedSession, RecordingSession, Session,
+    ToolRun, RECORDED_FILE,
 };
 
 /// Opens the host a command reads: the running one, or a tree under `sysroot` (refused when it lacks the files
-/// every host has) with its recorded facts.
+/// every host has) with its recorded facts. A `sysroot` that is a file is a bundle (`rocmenv collect`), unpacked
+/// into a temporary directory that lives as long as the returned root.
 pub fn open(
     sysroot: Option<&std::path::Path>,
     tool_timeout: std::time::Duration,
 ) -> Result<(HostRoot, Box<dyn Session>), crate::error::Error> {
     let root = match sysroot {
         Some(p) => {
-            let root = HostRoot::sysroot(p)?;
+            let root = if bundle::is_bundle(p) {
+                bundle::open(p)?
+            } else {
+                HostRoot::sysroot(p)?
+            };
             root.check_host_tree()?;
             root
         }

@@ -3,8 +3,9 @@
 
 use super::facts::ToolOutcome;
 use super::root::HostRoot;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+use std::sync::Mutex;
 use std::time::Duration;
 
 /// Who runs rocmenv.
@@ -163,41 +164,157 @@ fn read_capped<R: std::io::Read>(r: Option<&mut R>) -> String {
     String::from_utf8_lossy(&buf).into_owned()
 }
 
-/// `.rocmenv/recorded.yaml` in a host tree.
-#[derive(Debug, Default, Deserialize)]
+/// `.rocmenv/recorded.yaml` in a host tree: the facts no file shows. `rocmenv collect` writes it; older files (no
+/// `groups`) load as before.
+#[derive(Debug, Default, Clone, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
-struct Recorded {
-    #[serde(default)]
-    user: Option<RecordedUser>,
+pub struct RecordedFacts {
+    /// Who ran rocmenv.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user: Option<RecordedUser>,
     /// `None`: not recorded, so unknown (not empty).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub env: Option<BTreeMap<String, String>>,
+    /// Modes and owners of device nodes, by host path.
     #[serde(default)]
-    env: Option<BTreeMap<String, String>>,
+    pub nodes: BTreeMap<String, RecordedNode>,
+    /// Tool outputs for `--deep`: tool → file, relative to `.rocmenv/`.
     #[serde(default)]
-    nodes: BTreeMap<String, RecordedNode>,
-    #[serde(default)]
-    tools: BTreeMap<String, String>,
+    pub tools: BTreeMap<String, String>,
 }
 
-#[derive(Debug, Deserialize)]
+/// The user in `recorded.yaml`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
-struct RecordedUser {
-    #[serde(default)]
-    name: Option<String>,
-    uid: u32,
-    gid: u32,
+pub struct RecordedUser {
+    /// Login name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// User id.
+    pub uid: u32,
+    /// Primary group id.
+    pub gid: u32,
+    /// Supplementary group ids as the process had them (`getgroups`); without them, membership comes from
+    /// `/etc/group`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub groups: Option<Vec<u32>>,
 }
 
-#[derive(Debug, Deserialize)]
+/// A device node in `recorded.yaml`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
-struct RecordedNode {
-    mode: String,
-    uid: u32,
-    gid: u32,
+pub struct RecordedNode {
+    /// Permission bits in octal (`"0660"`).
+    pub mode: String,
+    /// Owner.
+    pub uid: u32,
+    /// Group.
+    pub gid: u32,
+}
+
+/// A session that answers from another and writes down every answer, so `rocmenv collect` can record them in
+/// `recorded.yaml` (and the output of the tools it ran next to it).
+pub struct RecordingSession<'a> {
+    inner: &'a dyn Session,
+    facts: Mutex<RecordedFacts>,
+    outputs: Mutex<BTreeMap<String, String>>,
+}
+
+impl<'a> RecordingSession<'a> {
+    /// Records what `inner` answers.
+    pub fn new(inner: &'a dyn Session) -> Self {
+        RecordingSession {
+            inner,
+            facts: Mutex::new(RecordedFacts::default()),
+            outputs: Mutex::new(BTreeMap::new()),
+        }
+    }
+
+    /// The facts recorded, and the tools' outputs by file name (relative to `.rocmenv/`).
+    pub fn into_recorded(self) -> (RecordedFacts, BTreeMap<String, String>) {
+        let facts = self.facts.into_inner().unwrap_or_else(|e| e.into_inner());
+        let outputs = self.outputs.into_inner().unwrap_or_else(|e| e.into_inner());
+        (facts, outputs)
+    }
+
+    fn facts(&self) -> std::sync::MutexGuard<'_, RecordedFacts> {
+        self.facts.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// The file a tool's recorded output goes to: `rocm-smi` → `rocm-smi.txt`.
+fn output_file(tool: &str) -> String {
+    let name: String = tool
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    format!("{name}.txt")
+}
+
+impl Session for RecordingSession<'_> {
+    fn identity(&self) -> Option<Identity> {
+        let id = self.inner.identity();
+        if let Some(id) = &id {
+            self.facts().user = Some(RecordedUser {
+                name: id.name.clone(),
+                uid: id.uid,
+                gid: id.gid,
+                groups: id.supplementary.clone(),
+            });
+        }
+        id
+    }
+
+    fn env(&self) -> Result<BTreeMap<String, String>, String> {
+        let env = self.inner.env();
+        if let Ok(e) = &env {
+            self.facts().env = Some(e.clone());
+        }
+        env
+    }
+
+    fn node_meta(&self, host_path: &str) -> Option<NodeMeta> {
+        let meta = self.inner.node_meta(host_path);
+        if let Some(m) = meta {
+            self.facts().nodes.insert(
+                host_path.to_string(),
+                RecordedNode {
+                    mode: format!("{:04o}", m.mode),
+                    uid: m.uid,
+                    gid: m.gid,
+                },
+            );
+        }
+        meta
+    }
+
+    fn run_tool(&self, tool: &str, path: Option<&str>) -> ToolRun {
+        let run = self.inner.run_tool(tool, path);
+        if let ToolRun::Output { text, .. } = &run {
+            let file = output_file(tool);
+            self.facts().tools.insert(tool.to_string(), file.clone());
+            self.outputs
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .insert(file, text.clone());
+        }
+        run
+    }
+
+    fn describe(&self) -> String {
+        self.inner.describe()
+    }
 }
 
 /// A host tree read with `--sysroot`: facts from `.rocmenv/recorded.yaml` when the tree has one.
 pub struct RecordedSession {
-    recorded: Option<Recorded>,
+    recorded: Option<RecordedFacts>,
     problem: Option<String>,
     root: HostRoot,
 }
@@ -209,7 +326,7 @@ impl RecordedSession {
     /// Reads the recorded file of `root`, if any. A malformed one is reported, not fatal.
     pub fn open(root: &HostRoot) -> Self {
         let (recorded, problem) = match root.read_text(RECORDED_FILE) {
-            Ok(text) => match serde_yaml_ng::from_str::<Recorded>(&text) {
+            Ok(text) => match serde_yaml_ng::from_str::<RecordedFacts>(&text) {
                 Ok(r) => (Some(r), None),
                 Err(e) => (None, Some(format!("{RECORDED_FILE} is not valid: {e}"))),
             },
@@ -231,13 +348,13 @@ impl Session for RecordedSession {
             name: u.name.clone(),
             uid: u.uid,
             gid: u.gid,
-            supplementary: None,
+            supplementary: u.groups.clone(),
         })
     }
 
     fn env(&self) -> Result<BTreeMap<String, String>, String> {
         match &self.recorded {
-            Some(Recorded { env: Some(env), .. }) => Ok(env.clone()),
+            Some(RecordedFacts { env: Some(env), .. }) => Ok(env.clone()),
             Some(_) => Err(format!("{RECORDED_FILE} records no env")),
             None => Err(self.describe()),
         }

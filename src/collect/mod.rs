@@ -1,0 +1,377 @@
+//! `rocmenv collect`: a support bundle. The host is read by doctor through a recording `HostRoot` and a recording
+//! `Session`, and the bundle holds exactly what they saw, in the `--sysroot` layout: every file read (the bytes
+//! the probe got), every directory listed, every link passed on the way (as a link, with its target), device nodes
+//! as empty files, and `.rocmenv/recorded.yaml` with the facts no file shows. The tree is then read back as
+//! `--sysroot` reads it, and whatever that asks for and the host has (`/proc/meminfo`, which the live probe takes
+//! from the kernel's API, a tool's file on PATH) is added, until the tree answers every read. `doctor.json` is the
+//! report on the host as collected.
+
+pub mod redact;
+
+use crate::error::Error;
+use crate::host::{self, Asked, HostRoot, ProbeOptions, RecordedFacts, Recording, Seen};
+use redact::Redactor;
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// An entry of a bundle, by its path relative to the tree's root.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Item {
+    /// A directory.
+    Dir,
+    /// A regular file with its bytes and permission bits.
+    File(Vec<u8>, u32),
+    /// A symbolic link with its target.
+    Link(PathBuf),
+}
+
+/// The files of a bundle, parents before children.
+pub type Items = BTreeMap<String, Item>;
+
+/// How many passes of reading the tree back may add files before collect gives up adding.
+const MAX_PASSES: usize = 4;
+
+/// The tree of what `rec` saw: paths relative to the root, device nodes and checked files as empty files.
+pub fn tree_items(rec: &Recording) -> Items {
+    let mut items = Items::new();
+    for (path, seen) in &rec.seen {
+        let rel = path.trim_start_matches('/').to_string();
+        if rel.is_empty() {
+            continue;
+        }
+        // Owner bits only matter to who unpacks it; execute bits matter to a PATH lookup.
+        let mode = |m: u32| if m & 0o111 != 0 { 0o755 } else { 0o644 };
+        let item = match seen {
+            Seen::Dir => Item::Dir,
+            Seen::File { bytes, mode: m } => Item::File(bytes.clone(), mode(*m)),
+            Seen::Stat { mode: m } => Item::File(Vec::new(), mode(*m)),
+            Seen::Node => Item::File(Vec::new(), 0o644),
+            Seen::Link { target } => Item::Link(target.clone()),
+        };
+        items.insert(rel, item);
+    }
+    items
+}
+
+/// Adds `.rocmenv/recorded.yaml` and the tools' outputs.
+pub fn add_recorded(
+    items: &mut Items,
+    facts: &RecordedFacts,
+    outputs: &BTreeMap<String, String>,
+) -> Result<(), Error> {
+    let yaml = serde_yaml_ng::to_string(facts)
+        .map_err(|e| Error::Environment(format!("cannot write recorded.yaml: {e}")))?;
+    let text = format!(
+        "# Facts no file in this tree shows, recorded by rocmenv collect {}.\n{yaml}",
+        env!("CARGO_PKG_VERSION")
+    );
+    items.insert(".rocmenv".into(), Item::Dir);
+    items.insert(
+        host::RECORDED_FILE.trim_start_matches('/').into(),
+        Item::File(text.into_bytes(), 0o644),
+    );
+    for (file, text) in outputs {
+        items.insert(
+            format!(".rocmenv/{file}"),
+            Item::File(text.clone().into_bytes(), 0o644),
+        );
+    }
+    Ok(())
+}
+
+/// Writes the items under `dir` (a fresh directory of ours).
+pub fn write_tree(items: &Items, dir: &Path) -> Result<(), Error> {
+    use std::os::unix::fs::PermissionsExt;
+    for (rel, item) in items {
+        let p = dir.join(rel);
+        if let Some(parent) = p.parent() {
+            std::fs::create_dir_all(parent).map_err(|e| Error::io("create", parent, e))?;
+        }
+        match item {
+            Item::Dir => std::fs::create_dir_all(&p).map_err(|e| Error::io("create", &p, e))?,
+            Item::File(bytes, mode) => {
+                std::fs::write(&p, bytes).map_err(|e| Error::io("write", &p, e))?;
+                std::fs::set_permissions(&p, std::fs::Permissions::from_mode(*mode))
+                    .map_err(|e| Error::io("write", &p, e))?;
+            }
+            Item::Link(target) => {
+                std::os::unix::fs::symlink(target, &p).map_err(|e| Error::io("create", &p, e))?
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Reads the tree written from `items` as `--sysroot` does, asks `source` every read that made, and returns the
+/// recording grown by what `source` has that the tree lacked. Stops when the tree answers every read.
+pub fn complete(
+    source: &HostRoot,
+    mut rec: Recording,
+    facts: &RecordedFacts,
+    outputs: &BTreeMap<String, String>,
+    opts: &ProbeOptions,
+) -> Result<Recording, Error> {
+    for _ in 0..MAX_PASSES {
+        let mut items = tree_items(&rec);
+        add_recorded(&mut items, facts, outputs)?;
+        let stage = tempfile::Builder::new()
+            .prefix("rocmenv-collect-")
+            .tempdir()
+            .map_err(|e| Error::io("create", std::env::temp_dir(), e))?;
+        write_tree(&items, stage.path())?;
+        let tree = HostRoot::sysroot(stage.path())?.recording();
+        // `--sysroot` refuses a tree without the files every host has: they are asked for too.
+        let _ = tree.check_host_tree();
+        let session = host::RecordedSession::open(&tree);
+        let _ = host::probe(&tree, &session, opts);
+        let asked = tree.take_recording().asked;
+        let before = rec.seen.len();
+        let more = source.recording();
+        for a in asked
+            .iter()
+            .filter(|a| !matches!(a, Asked::Read(p, _) if p == host::RECORDED_FILE))
+        {
+            more.ask(a);
+        }
+        rec.merge(more.take_recording());
+        if rec.seen.len() == before {
+            break;
+        }
+    }
+    Ok(rec)
+}
+
+/// The names a bundle of this host hides with `--redact`: its host names and the people's user names.
+pub fn names_to_hide(source: &HostRoot, facts: &RecordedFacts) -> (Vec<String>, Vec<String>) {
+    let mut hosts = Vec::new();
+    if source.is_live() {
+        hosts.push(crate::engine::hostname());
+        if let Ok(n) = std::env::var(crate::report::node::NODE_ENV) {
+            hosts.push(n);
+        }
+    }
+    for p in ["/proc/sys/kernel/hostname", "/etc/hostname"] {
+        if let Ok(n) = source.read_value(p) {
+            hosts.push(n);
+        }
+    }
+    if let Some(env) = &facts.env {
+        hosts.extend(env.get("HOSTNAME").cloned());
+    }
+    // People are the current user unless root, accounts in the login range (login.defs: UID_MIN 1000 to UID_MAX
+    // 60000), and group members that are no system account.
+    let mut system = vec!["root".to_string()];
+    let mut people = Vec::new();
+    if let Some(n) = facts.user.as_ref().and_then(|u| u.name.clone()) {
+        people.push(n);
+    }
+    if let Ok(h) = source.read_head("/etc/passwd", host::MAX_READ) {
+        for l in h.text.lines() {
+            let f: Vec<&str> = l.split(':').collect();
+            let Some(uid) = f.get(2).and_then(|u| u.parse::<u32>().ok()) else {
+                continue;
+            };
+            if (1000..=60000).contains(&uid) {
+                people.push(f[0].to_string());
+            } else {
+                system.push(f[0].to_string());
+            }
+        }
+    }
+    if let Ok(h) = source.read_head("/etc/group", host::MAX_READ) {
+        for l in h.text.lines() {
+            if let Some(members) = l.split(':').nth(3) {
+                people.extend(
+                    members
+                        .split(',')
+                        .map(str::trim)
+                        .filter(|m| !m.is_empty())
+                        .map(str::to_string),
+                );
+            }
+        }
+    }
+    let mut seen = std::collections::BTreeSet::new();
+    people.retain(|p| !system.contains(p) && seen.insert(p.clone()));
+    (hosts, people)
+}
+
+/// The bundle: the tree `rec` saw, `.rocmenv/recorded.yaml` with the tools' outputs, `doctor.json`, and with a
+/// redactor everything redacted (file contents, paths, link targets, the recorded facts and the JSON) and
+/// `REDACTED.txt` saying what was.
+pub fn bundle_items(
+    rec: &Recording,
+    mut facts: RecordedFacts,
+    outputs: &BTreeMap<String, String>,
+    mut doctor: serde_json::Value,
+    redactor: Option<&mut Redactor>,
+) -> Result<Items, Error> {
+    let mut items = tree_items(rec);
+    let Some(r) = redactor else {
+        add_recorded(&mut items, &facts, outputs)?;
+        items.insert(
+            "doctor.json".into(),
+            Item::File(json_bytes(&doctor)?, 0o644),
+        );
+        return Ok(items);
+    };
+    // Secret values first: once known, they are replaced wherever else they appear.
+    if let Some(env) = facts.env.as_mut() {
+        r.environment(env);
+    }
+    if let Some(env) = doctor
+        .pointer_mut("/host/env")
+        .and_then(|e| e.as_object_mut())
+    {
+        let mut map: BTreeMap<String, String> = env
+            .iter()
+            .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_string())))
+            .collect();
+        r.environment(&mut map);
+        for (k, v) in map {
+            env.insert(k, serde_json::Value::String(v));
+        }
+    }
+    add_recorded(&mut items, &facts, outputs)?;
+    r.json(&mut doctor);
+    let mut items: Items = items
+        .into_iter()
+        .map(|(path, item)| {
+            let item = match item {
+                Item::File(bytes, mode) if path == "etc/passwd" => {
+                    Item::File(r.bytes(&r.passwd(&bytes)), mode)
+                }
+                Item::File(bytes, mode) => Item::File(r.bytes(&bytes), mode),
+                Item::Link(t) => Item::Link(PathBuf::from(r.text(&t.to_string_lossy()))),
+                Item::Dir => Item::Dir,
+            };
+            (r.text(&path), item)
+        })
+        .collect();
+    items.insert(
+        "doctor.json".into(),
+        Item::File(json_bytes(&doctor)?, 0o644),
+    );
+    items.insert(
+        "REDACTED.txt".into(),
+        Item::File(r.report().into_bytes(), 0o644),
+    );
+    Ok(items)
+}
+
+fn json_bytes(v: &serde_json::Value) -> Result<Vec<u8>, Error> {
+    let mut b = serde_json::to_vec_pretty(v)
+        .map_err(|e| Error::Environment(format!("cannot write doctor.json: {e}")))?;
+    b.push(b'\n');
+    Ok(b)
+}
+
+/// Writes the items as a zstd-compressed tar at `out`, atomically: a temporary file next to it, renamed over it
+/// only when complete. Without `force`, an existing `out` is left alone and is an error.
+pub fn write_archive(items: &Items, out: &Path, force: bool, mtime: u64) -> Result<u64, Error> {
+    let dir = match out.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let tmp = tempfile::Builder::new()
+        .prefix(".rocmenv-collect-")
+        .suffix(".part")
+        .tempfile_in(dir)
+        .map_err(|e| Error::io("create a file in", dir, e))?;
+    let werr = |e: std::io::Error| Error::io("write", tmp.path().to_path_buf(), e);
+    let enc = zstd::stream::write::Encoder::new(tmp.as_file(), 9).map_err(werr)?;
+    let mut tar = tar::Builder::new(enc);
+    tar.mode(tar::HeaderMode::Deterministic);
+    for (rel, item) in items {
+        let mut h = tar::Header::new_gnu();
+        h.set_mtime(mtime);
+        h.set_uid(0);
+        h.set_gid(0);
+        match item {
+            Item::Dir => {
+                h.set_entry_type(tar::EntryType::Directory);
+                h.set_mode(0o755);
+                h.set_size(0);
+                tar.append_data(&mut h, format!("{rel}/"), std::io::empty())
+                    .map_err(werr)?;
+            }
+            Item::File(bytes, mode) => {
+                h.set_entry_type(tar::EntryType::Regular);
+                h.set_mode(*mode);
+                h.set_size(bytes.len() as u64);
+                tar.append_data(&mut h, rel, &bytes[..]).map_err(werr)?;
+            }
+            Item::Link(target) => {
+                h.set_entry_type(tar::EntryType::Symlink);
+                h.set_mode(0o777);
+                h.set_size(0);
+                tar.append_link(&mut h, rel, target).map_err(werr)?;
+            }
+        }
+    }
+    let enc = tar.into_inner().map_err(werr)?;
+    let mut file = enc.finish().map_err(werr)?;
+    file.flush().map_err(werr)?;
+    tmp.as_file().sync_all().map_err(werr)?;
+    let size = tmp.as_file().metadata().map(|m| m.len()).unwrap_or(0);
+    let persisted = if force {
+        tmp.persist(out).map_err(|e| e.error)
+    } else {
+        tmp.persist_noclobber(out).map_err(|e| e.error)
+    };
+    match persisted {
+        Ok(_) => Ok(size),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Err(exists(out)),
+        Err(e) => Err(Error::io("write", out, e)),
+    }
+}
+
+/// The error for an output file that exists.
+pub fn exists(out: &Path) -> Error {
+    Error::usage(
+        "-o",
+        format!(
+            "{} exists: give --force to replace it, or another -o FILE",
+            out.display()
+        ),
+    )
+}
+
+/// `rocmenv-collect-<host>-<YYYY-MM-DD>.tar.zst`; the host part keeps only letters, digits, `.` and `-`.
+pub fn default_name(host: &str, date: &str) -> String {
+    let host: String = host
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '.' || c == '-' {
+                c
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    let host = host.trim_matches(['-', '.']);
+    let host = if host.is_empty() { "host" } else { host };
+    format!("rocmenv-collect-{host}-{date}.tar.zst")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn default_names_are_safe_file_names() {
+        assert_eq!(
+            default_name("gpu-node7.example.com", "2026-12-04"),
+            "rocmenv-collect-gpu-node7.example.com-2026-12-04.tar.zst"
+        );
+        assert_eq!(
+            default_name("../../etc", "2026-12-04"),
+            "rocmenv-collect-etc-2026-12-04.tar.zst"
+        );
+        assert_eq!(
+            default_name("", "2026-12-04"),
+            "rocmenv-collect-host-2026-12-04.tar.zst"
+        );
+    }
+}

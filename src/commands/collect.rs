@@ -1,0 +1,134 @@
+//! `rocmenv collect`: doctor on this host (or a tree) through a recorder, and the bundle of what it read.
+
+use super::doctor::{self, DoctorOptions};
+use crate::cli::CollectArgs;
+use crate::collect::{self, redact::Redactor, Item};
+use crate::error::Error;
+use crate::host::{ProbeOptions, RecordingSession};
+use crate::matrix::Matrices;
+use crate::report;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
+
+/// Runs `rocmenv collect`; the summary on `out` is for people.
+pub fn exec(a: CollectArgs, matrices: Option<PathBuf>, out: &mut dyn Write) -> Result<i32, Error> {
+    let now = SystemTime::now();
+    let date = chrono::DateTime::<chrono::Utc>::from(now)
+        .format("%Y-%m-%d")
+        .to_string();
+    let opts = DoctorOptions {
+        sysroot: a.sysroot.clone(),
+        matrices,
+        target: None,
+        deep: a.deep,
+        tool_timeout: Some(Duration::from_secs(a.tool_timeout)),
+        no_docker: false,
+    };
+    // Flags and data first, without touching the host.
+    let m = Matrices::load(opts.matrices.as_deref())?;
+    let output = match &a.output {
+        Some(o) => o.clone(),
+        None => {
+            let host = if a.redact {
+                "redacted".to_string()
+            } else {
+                match &a.sysroot {
+                    None => crate::engine::hostname(),
+                    Some(p) => p
+                        .file_name()
+                        .map(|n| n.to_string_lossy().trim_end_matches(".tar.zst").to_string())
+                        .unwrap_or_default(),
+                }
+            };
+            PathBuf::from(collect::default_name(&host, &date))
+        }
+    };
+    // Checked again, atomically, when the bundle is put in place; this saves probing the host for nothing.
+    if !a.force && std::fs::symlink_metadata(&output).is_ok() {
+        return Err(collect::exists(&output));
+    }
+    let (root, session) = doctor::open_host(&opts)?;
+    let recording_root = root.recording();
+    let recording_session = RecordingSession::new(session.as_ref());
+    let r = doctor::build_report_on(&opts, &m, &recording_root, &recording_session)?;
+    let (facts, outputs) = recording_session.into_recorded();
+    let rec = collect::complete(
+        &root,
+        recording_root.take_recording(),
+        &facts,
+        &outputs,
+        &ProbeOptions { deep: a.deep },
+    )?;
+    let mut redactor = a.redact.then(|| {
+        let (hosts, users) = collect::names_to_hide(&root, &facts);
+        Redactor::new(&hosts, &users)
+    });
+    let items = collect::bundle_items(
+        &rec,
+        facts,
+        &outputs,
+        report::doctor_json(&r),
+        redactor.as_mut(),
+    )?;
+    let mtime = now
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    let bytes = collect::write_archive(&items, &output, a.force, mtime)?;
+    super::written(summary(
+        out,
+        &output,
+        &items,
+        bytes,
+        &r.summary,
+        redactor.as_ref(),
+    ))?;
+    Ok(crate::error::EXIT_OK)
+}
+
+fn summary(
+    out: &mut dyn Write,
+    path: &Path,
+    items: &collect::Items,
+    bytes: u64,
+    s: &crate::checks::Summary,
+    redactor: Option<&Redactor>,
+) -> std::io::Result<()> {
+    let count = |f: fn(&Item) -> bool| items.values().filter(|i| f(i)).count();
+    let files = count(|i| matches!(i, Item::File(..)));
+    let links = count(|i| matches!(i, Item::Link(_)));
+    let mut tops: Vec<&str> = items
+        .keys()
+        .filter_map(|k| k.split('/').next())
+        .filter(|t| !t.starts_with('.') && !t.contains('.'))
+        .collect();
+    tops.dedup();
+    writeln!(
+        out,
+        "Wrote {} ({} KiB): {files} files and {links} links doctor read under {}/, with .rocmenv/recorded.yaml and doctor.json",
+        path.display(),
+        bytes.div_ceil(1024),
+        tops.join("/, ")
+    )?;
+    let warnings = if s.warn == 1 { "warning" } else { "warnings" };
+    writeln!(
+        out,
+        "doctor.json: {} passed, {} {warnings}, {} failed, {} skipped",
+        s.pass, s.warn, s.fail, s.skip
+    )?;
+    if let Some(r) = redactor {
+        writeln!(
+            out,
+            "Redacted: {} (REDACTED.txt in the bundle says what)",
+            r.summary()
+        )?;
+    }
+    writeln!(
+        out,
+        "Read it with: rocmenv doctor --sysroot {}",
+        shlex::try_quote(&path.display().to_string())
+            .map(|q| q.into_owned())
+            .unwrap_or_else(|_| path.display().to_string())
+    )
+}
