@@ -222,6 +222,16 @@ fn every_fixture_reads_back_to_the_same_doctor_json() {
         );
         assert_eq!(json(&got), json(&want), "{name}");
         assert_eq!(got.status.code(), want.status.code(), "{name}");
+        // `env` takes a bundle as it takes a tree.
+        let (we, ge) = (
+            rocmenv(&["env", "--sysroot", t], d.path(), &[]),
+            rocmenv(&["env", "--sysroot", b], d.path(), &[]),
+        );
+        assert_eq!(
+            (ge.status.code(), &ge.stdout),
+            (we.status.code(), &we.stdout),
+            "{name}: env"
+        );
         // The bundle's doctor.json is that report too.
         let e = entries(&bundle);
         let inside: Value = serde_json::from_slice(&e["doctor.json"].2).unwrap();
