@@ -222,6 +222,16 @@ fn every_fixture_reads_back_to_the_same_doctor_json() {
         );
         assert_eq!(json(&got), json(&want), "{name}");
         assert_eq!(got.status.code(), want.status.code(), "{name}");
+        // `env` takes a bundle as it takes a tree.
+        let (we, ge) = (
+            rocmenv(&["env", "--sysroot", t], d.path(), &[]),
+            rocmenv(&["env", "--sysroot", b], d.path(), &[]),
+        );
+        assert_eq!(
+            (ge.status.code(), &ge.stdout),
+            (we.status.code(), &we.stdout),
+            "{name}: env"
+        );
         // The bundle's doctor.json is that report too.
         let e = entries(&bundle);
         let inside: Value = serde_json::from_slice(&e["doctor.json"].2).unwrap();
@@ -415,10 +425,10 @@ fn hostile_bundles_are_refused_and_write_nothing_outside() {
         (
             "absolute",
             hostile(d.path(), "absolute", |t| {
-                let h = raw_header("/tmp/x", tar::EntryType::Regular, 2);
+                let h = raw_header("/rocmenv-hostile-abs", tar::EntryType::Regular, 2);
                 t.append(&h, &b"x\n"[..]).unwrap();
             }),
-            "entry `/tmp/x` is an absolute path",
+            "entry `/rocmenv-hostile-abs` is an absolute path",
         ),
         (
             "fifo",
@@ -490,7 +500,7 @@ fn hostile_bundles_are_refused_and_write_nothing_outside() {
             ["tmp"],
             "{name}: wrote outside its temporary directory"
         );
-        assert!(!Path::new("/tmp/x").exists() || name != "absolute");
+        assert!(!Path::new("/rocmenv-hostile-abs").exists(), "{name}");
     }
     // Not a bundle at all: one line, exit 2.
     let junk = d.path().join("junk.tar.zst");
@@ -542,4 +552,122 @@ fn the_default_name_carries_host_and_date() {
     let n = &names[0];
     assert!(n.starts_with("rocmenv-collect-no-gpu-debian12-20"), "{n}");
     assert!(n.ends_with(".tar.zst"), "{n}");
+}
+
+/// Copies a tree, links as links.
+fn copy_tree(from: &Path, to: &Path) {
+    fs::create_dir_all(to).unwrap();
+    for entry in fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let (src, dst) = (entry.path(), to.join(entry.file_name()));
+        let t = entry.file_type().unwrap();
+        if t.is_symlink() {
+            std::os::unix::fs::symlink(fs::read_link(&src).unwrap(), &dst).unwrap();
+        } else if t.is_dir() {
+            copy_tree(&src, &dst);
+        } else {
+            fs::copy(&src, &dst).unwrap();
+        }
+    }
+}
+
+/// Rearranges a fixture's sysfs the way the kernel lays it out: the PCI devices live under `sys/devices/pci0000:00/`
+/// with `sys/bus/pci/devices/<BDF>` linking there, each DRM node is a directory under its device reached through a
+/// `sys/class/drm/<name>` link (and links back with `device -> ../../../<BDF>`), and KFD lives under
+/// `sys/devices/virtual/kfd/kfd`.
+fn as_real_sysfs(tree: &Path) {
+    use std::os::unix::fs::symlink;
+    let sys = tree.join("sys");
+    let pci = sys.join("devices/pci0000:00");
+    fs::create_dir_all(&pci).unwrap();
+    for e in fs::read_dir(sys.join("bus/pci/devices")).unwrap() {
+        let e = e.unwrap();
+        let bdf = e.file_name().into_string().unwrap();
+        // Same depth, so the `driver` link inside (`../../../../bus/pci/drivers/<drv>`) still resolves.
+        fs::rename(e.path(), pci.join(&bdf)).unwrap();
+        symlink(format!("../../../devices/pci0000:00/{bdf}"), e.path()).unwrap();
+    }
+    for e in fs::read_dir(sys.join("class/drm")).unwrap() {
+        let e = e.unwrap();
+        let name = e.file_name().into_string().unwrap();
+        let old = fs::read_link(e.path().join("device")).unwrap();
+        let bdf = old.file_name().unwrap().to_str().unwrap().to_string();
+        let node = pci.join(&bdf).join("drm").join(&name);
+        fs::create_dir_all(&node).unwrap();
+        symlink(format!("../../../{bdf}"), node.join("device")).unwrap();
+        fs::remove_dir_all(e.path()).unwrap();
+        symlink(
+            format!("../../devices/pci0000:00/{bdf}/drm/{name}"),
+            e.path(),
+        )
+        .unwrap();
+    }
+    let kfd = sys.join("devices/virtual/kfd");
+    fs::create_dir_all(&kfd).unwrap();
+    fs::rename(sys.join("class/kfd/kfd"), kfd.join("kfd")).unwrap();
+    symlink("../../devices/virtual/kfd/kfd", sys.join("class/kfd/kfd")).unwrap();
+}
+
+#[test]
+fn sysfs_laid_out_by_the_kernel_round_trips_through_its_links() {
+    let d = tempfile::tempdir().unwrap();
+    let tree = d.path().join("tree");
+    copy_tree(&fixture("mi300x-x4-ubuntu2204"), &tree);
+    as_real_sysfs(&tree);
+    let t = tree.to_str().unwrap();
+    let want = json(&rocmenv(
+        &[
+            "doctor",
+            "--deep",
+            "--json",
+            "--sysroot",
+            fixture("mi300x-x4-ubuntu2204").to_str().unwrap(),
+        ],
+        d.path(),
+        &[],
+    ));
+    // The rearranged tree is the same host.
+    assert_eq!(
+        json(&rocmenv(
+            &["doctor", "--deep", "--json", "--sysroot", t],
+            d.path(),
+            &[]
+        )),
+        want
+    );
+    let bundle = d.path().join("b.tar.zst");
+    let b = bundle.to_str().unwrap();
+    ok(&rocmenv(
+        &["collect", "--deep", "--sysroot", t, "-o", b],
+        d.path(),
+        &[],
+    ));
+    assert_eq!(
+        json(&rocmenv(
+            &["doctor", "--deep", "--json", "--sysroot", b],
+            d.path(),
+            &[]
+        )),
+        want
+    );
+    let e = entries(&bundle);
+    let link = |p: &str| match &e[p] {
+        (tar::EntryType::Symlink, Some(t), _) => t.clone(),
+        other => panic!("{p} is not a link: {other:?}"),
+    };
+    assert_eq!(
+        link("sys/class/drm/renderD128"),
+        "../../devices/pci0000:00/0000:26:00.0/drm/renderD128"
+    );
+    assert_eq!(
+        link("sys/devices/pci0000:00/0000:26:00.0/drm/renderD128/device"),
+        "../../../0000:26:00.0"
+    );
+    assert_eq!(
+        link("sys/bus/pci/devices/0000:26:00.0"),
+        "../../../devices/pci0000:00/0000:26:00.0"
+    );
+    assert_eq!(link("sys/class/kfd/kfd"), "../../devices/virtual/kfd/kfd");
+    assert!(e.contains_key("sys/devices/virtual/kfd/kfd/topology/nodes/4/properties"));
+    assert!(e.contains_key("sys/devices/pci0000:00/0000:26:00.0/mem_info_vram_total"));
 }

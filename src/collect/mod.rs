@@ -47,11 +47,36 @@ pub fn tree_items(rec: &Recording) -> Items {
             Seen::File { bytes, mode: m } => Item::File(bytes.clone(), mode(*m)),
             Seen::Stat { mode: m } => Item::File(Vec::new(), mode(*m)),
             Seen::Node => Item::File(Vec::new(), 0o644),
-            Seen::Link { target } => Item::Link(target.clone()),
+            Seen::Link { target } => Item::Link(clamp_link(&rel, target)),
         };
         items.insert(rel, item);
     }
     items
+}
+
+/// A relative link target that climbs above the root (`/a -> ../../x`, which the kernel resolves as `/x`, since `/..`
+/// is `/`) without the `..`s that have nowhere to go: the same link, and one `--sysroot` unpacks (it refuses links
+/// that lead out of the tree).
+fn clamp_link(rel: &str, target: &Path) -> PathBuf {
+    use std::path::Component;
+    if target.is_absolute() {
+        return target.to_path_buf();
+    }
+    let mut depth = rel.split('/').count() as i64 - 1;
+    let mut out = PathBuf::new();
+    for c in target.components() {
+        match c {
+            Component::ParentDir if depth == 0 => continue,
+            Component::ParentDir => depth -= 1,
+            Component::Normal(_) => depth += 1,
+            _ => {}
+        }
+        out.push(c);
+    }
+    if out.as_os_str().is_empty() {
+        out.push(".");
+    }
+    out
 }
 
 /// Adds `.rocmenv/recorded.yaml` and the tools' outputs.
@@ -358,6 +383,25 @@ pub fn default_name(host: &str, date: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn links_that_climb_above_the_root_lose_the_extra_steps() {
+        let c = |rel: &str, t: &str| clamp_link(rel, Path::new(t));
+        assert_eq!(
+            c(
+                "sys/bus/pci/devices/0000:03:00.0",
+                "../../../devices/pci0000:00/0000:03:00.0"
+            ),
+            PathBuf::from("../../../devices/pci0000:00/0000:03:00.0")
+        );
+        assert_eq!(c("a", "../../x"), PathBuf::from("x"));
+        assert_eq!(c("a/b", "../../../x/../y"), PathBuf::from("../x/../y"));
+        assert_eq!(c("a", ".."), PathBuf::from("."));
+        assert_eq!(
+            c("opt/rocm", "/etc/alternatives/rocm"),
+            PathBuf::from("/etc/alternatives/rocm")
+        );
+    }
 
     #[test]
     fn default_names_are_safe_file_names() {

@@ -205,17 +205,18 @@ impl Redactor {
             .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
     }
 
-    /// Every string (and key) of a JSON document, redacted.
+    /// Every string value of a JSON document, redacted. Keys (the schema, variable and tool names) and the fields
+    /// that name a check are kept: a host called `gpu` must not turn `gpu.supported` into `host1.supported`.
     pub fn json(&self, v: &mut serde_json::Value) {
         use serde_json::Value;
         match v {
             Value::String(s) => *s = self.text(s),
             Value::Array(a) => a.iter_mut().for_each(|x| self.json(x)),
             Value::Object(o) => {
-                let old = std::mem::take(o);
-                for (k, mut x) in old {
-                    self.json(&mut x);
-                    o.insert(self.text(&k), x);
+                for (k, x) in o.iter_mut() {
+                    if !matches!(k.as_str(), "id" | "area" | "status" | "mode") {
+                        self.json(x);
+                    }
                 }
             }
             _ => {}
@@ -396,14 +397,19 @@ mod tests {
     }
 
     #[test]
-    fn json_keys_and_strings_are_redacted() {
-        let r = Redactor::new(&["vm".into()], &["alice".into()]);
-        let mut v =
-            serde_json::json!({"node": "vm", "user": {"name": "alice"}, "alice": 1, "n": 3});
+    fn json_values_are_redacted_and_the_schema_kept() {
+        let r = Redactor::new(&["gpu".into()], &["alice".into()]);
+        let mut v = serde_json::json!({
+            "node": "gpu", "user": {"name": "alice"}, "gpu": 1, "n": 3,
+            "checks": [{"id": "gpu.supported", "area": "gpu", "summary": "gpu has 1 GPU"}]
+        });
         r.json(&mut v);
         assert_eq!(
             v,
-            serde_json::json!({"node": "host1", "user": {"name": "user1"}, "user1": 1, "n": 3})
+            serde_json::json!({
+                "node": "host1", "user": {"name": "user1"}, "gpu": 1, "n": 3,
+                "checks": [{"id": "gpu.supported", "area": "gpu", "summary": "host1 has 1 GPU"}]
+            })
         );
     }
 }

@@ -95,7 +95,10 @@ fn summary(
     s: &crate::checks::Summary,
     redactor: Option<&Redactor>,
 ) -> std::io::Result<()> {
-    let count = |f: fn(&Item) -> bool| items.values().filter(|i| f(i)).count();
+    // The host's files, not what collect adds (recorded.yaml and tool output, doctor.json, REDACTED.txt).
+    let read =
+        |k: &String| !k.starts_with(".rocmenv") && !k.ends_with(".json") && !k.ends_with(".txt");
+    let count = |f: fn(&Item) -> bool| items.iter().filter(|(k, i)| read(k) && f(i)).count();
     let files = count(|i| matches!(i, Item::File(..)));
     let links = count(|i| matches!(i, Item::Link(_)));
     let mut tops: Vec<&str> = items

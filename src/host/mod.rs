@@ -10,8 +10,8 @@ pub use facts::*;
 pub use probe::{probe, ProbeOptions, GPU_ENV, TOOLS};
 pub use root::{Asked, HostRoot, ReadError, Recording, Seen, MAX_READ};
 pub use session::{
-    Identity, LiveSession, NodeMeta, RecordedFacts, RecordedSession, RecordingSession, Session,
-    ToolRun, RECORDED_FILE,
+    Identity, LiveSession, NodeMeta, RecordedFacts, RecordedOutcome, RecordedSession,
+    RecordingSession, Session, ToolRun, RECORDED_FILE,
 };
 
 /// Opens the host a command reads: the running one, or a tree under `sysroot` (refused when it lacks the files

@@ -181,6 +181,54 @@ pub struct RecordedFacts {
     /// Tool outputs for `--deep`: tool → file, relative to `.rocmenv/`.
     #[serde(default)]
     pub tools: BTreeMap<String, String>,
+    /// How each tool ended when it was recorded (`rocmenv collect --deep`); a tool without one reads as `recorded`.
+    #[serde(
+        default,
+        skip_serializing_if = "BTreeMap::is_empty",
+        with = "serde_yaml_ng::with::singleton_map_recursive"
+    )]
+    pub outcomes: BTreeMap<String, RecordedOutcome>,
+}
+
+/// How a recorded tool ended, in `recorded.yaml`: `{exit: 0}`, `signalled`, `{timed_out: 10}`,
+/// `{wait_failed: why}`, or `{not_run: why}` (then it has no output file).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub enum RecordedOutcome {
+    /// It exited with this code.
+    Exit(i32),
+    /// A signal ended it.
+    Signalled,
+    /// It was killed after this many seconds.
+    TimedOut(u64),
+    /// Waiting for it failed.
+    WaitFailed(String),
+    /// It was not run, and why.
+    NotRun(String),
+}
+
+impl RecordedOutcome {
+    /// The outcome as it was recorded; `None` for output read from a tree (already `recorded`).
+    fn of(o: &ToolOutcome) -> Option<Self> {
+        Some(match o {
+            ToolOutcome::Exited(c) => RecordedOutcome::Exit(*c),
+            ToolOutcome::Signalled => RecordedOutcome::Signalled,
+            ToolOutcome::TimedOut { seconds } => RecordedOutcome::TimedOut(*seconds),
+            ToolOutcome::WaitFailed(w) => RecordedOutcome::WaitFailed(w.clone()),
+            ToolOutcome::NotRun(w) => RecordedOutcome::NotRun(w.clone()),
+            ToolOutcome::Recorded => return None,
+        })
+    }
+
+    fn outcome(&self) -> ToolOutcome {
+        match self {
+            RecordedOutcome::Exit(c) => ToolOutcome::Exited(*c),
+            RecordedOutcome::Signalled => ToolOutcome::Signalled,
+            RecordedOutcome::TimedOut(s) => ToolOutcome::TimedOut { seconds: *s },
+            RecordedOutcome::WaitFailed(w) => ToolOutcome::WaitFailed(w.clone()),
+            RecordedOutcome::NotRun(w) => ToolOutcome::NotRun(w.clone()),
+        }
+    }
 }
 
 /// The user in `recorded.yaml`.
@@ -296,13 +344,20 @@ impl Session for RecordingSession<'_> {
 
     fn run_tool(&self, tool: &str, path: Option<&str>) -> ToolRun {
         let run = self.inner.run_tool(tool, path);
-        if let ToolRun::Output { text, .. } = &run {
-            let file = output_file(tool);
-            self.facts().tools.insert(tool.to_string(), file.clone());
-            self.outputs
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .insert(file, text.clone());
+        let outcome = match &run {
+            ToolRun::Output { text, outcome } => {
+                let file = output_file(tool);
+                self.facts().tools.insert(tool.to_string(), file.clone());
+                self.outputs
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .insert(file, text.clone());
+                RecordedOutcome::of(outcome)
+            }
+            ToolRun::NotRun(why) => Some(RecordedOutcome::NotRun(why.clone())),
+        };
+        if let Some(o) = outcome {
+            self.facts().outcomes.insert(tool.to_string(), o);
         }
         run
     }
@@ -380,6 +435,10 @@ impl Session for RecordedSession {
     }
 
     fn run_tool(&self, tool: &str, _path: Option<&str>) -> ToolRun {
+        let recorded_outcome = self.recorded.as_ref().and_then(|r| r.outcomes.get(tool));
+        if let Some(RecordedOutcome::NotRun(why)) = recorded_outcome {
+            return ToolRun::NotRun(why.clone());
+        }
         let Some(file) = self.recorded.as_ref().and_then(|r| r.tools.get(tool)) else {
             return ToolRun::NotRun(format!(
                 "{tool} is not run under --sysroot and the tree has no recorded output"
@@ -395,7 +454,9 @@ impl Session for RecordedSession {
         {
             Ok(head) => ToolRun::Output {
                 text: head.text,
-                outcome: ToolOutcome::Recorded,
+                outcome: recorded_outcome
+                    .map(RecordedOutcome::outcome)
+                    .unwrap_or(ToolOutcome::Recorded),
             },
             Err(e) => ToolRun::NotRun(format!("recorded output {e}")),
         }
@@ -407,5 +468,97 @@ impl Session for RecordedSession {
             (Some(_), None) => format!("recorded in {RECORDED_FILE}"),
             (None, None) => format!("not recorded: the tree has no {RECORDED_FILE}"),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A session with fixed answers.
+    struct Fixed;
+
+    impl Session for Fixed {
+        fn identity(&self) -> Option<Identity> {
+            Some(Identity {
+                name: Some("alice".into()),
+                uid: 1000,
+                gid: 1000,
+                supplementary: Some(vec![44, 109]),
+            })
+        }
+        fn env(&self) -> Result<BTreeMap<String, String>, String> {
+            Ok([("PATH".to_string(), "/usr/bin".to_string())].into())
+        }
+        fn node_meta(&self, _: &str) -> Option<NodeMeta> {
+            Some(NodeMeta {
+                mode: 0o660,
+                uid: 0,
+                gid: 109,
+            })
+        }
+        fn run_tool(&self, tool: &str, _: Option<&str>) -> ToolRun {
+            match tool {
+                "rocminfo" => ToolRun::Output {
+                    text: "ROCk module is NOT loaded\n".into(),
+                    outcome: ToolOutcome::Exited(1),
+                },
+                "rocm-smi" => ToolRun::Output {
+                    text: "partial\n".into(),
+                    outcome: ToolOutcome::TimedOut { seconds: 10 },
+                },
+                _ => ToolRun::NotRun(format!("{tool} is not on PATH")),
+            }
+        }
+        fn describe(&self) -> String {
+            "fixed".into()
+        }
+    }
+
+    #[test]
+    fn what_a_recording_session_wrote_reads_back_the_same() {
+        let rec = RecordingSession::new(&Fixed);
+        let asked = [
+            rec.run_tool("rocminfo", Some("/usr/bin/rocminfo")),
+            rec.run_tool("rocm-smi", Some("/usr/bin/rocm-smi")),
+            rec.run_tool("nvidia-smi", None),
+        ];
+        let id = rec.identity();
+        let env = rec.env();
+        let node = rec.node_meta("/dev/kfd");
+        let (facts, outputs) = rec.into_recorded();
+        let d = tempfile::tempdir().unwrap();
+        std::fs::create_dir(d.path().join(".rocmenv")).unwrap();
+        std::fs::write(
+            d.path().join(".rocmenv/recorded.yaml"),
+            serde_yaml_ng::to_string(&facts).unwrap(),
+        )
+        .unwrap();
+        for (f, t) in &outputs {
+            std::fs::write(d.path().join(".rocmenv").join(f), t).unwrap();
+        }
+        let root = HostRoot::sysroot(d.path()).unwrap();
+        let back = RecordedSession::open(&root);
+        assert_eq!(back.describe(), format!("recorded in {RECORDED_FILE}"));
+        for (tool, want) in ["rocminfo", "rocm-smi", "nvidia-smi"].iter().zip(asked) {
+            assert_eq!(back.run_tool(tool, None), want, "{tool}");
+        }
+        assert_eq!(back.identity(), id);
+        assert_eq!(back.env(), env);
+        assert_eq!(back.node_meta("/dev/kfd"), node);
+    }
+
+    #[test]
+    fn recorded_files_without_groups_or_outcomes_still_load() {
+        let old = "user: {name: alice, uid: 1000, gid: 1000}\nenv:\n  PATH: /usr/bin\nnodes: {}\ntools:\n  rocminfo: rocminfo.txt\n";
+        let f: RecordedFacts = serde_yaml_ng::from_str(old).unwrap();
+        assert_eq!(f.user.unwrap().groups, None);
+        assert!(f.outcomes.is_empty());
+        let with = "outcomes:\n  rocminfo: {exit: 1}\n  rocm-smi: signalled\n  nvidia-smi: {not_run: not on PATH}\n";
+        let f: RecordedFacts = serde_yaml_ng::from_str(with).unwrap();
+        assert_eq!(f.outcomes["rocminfo"], RecordedOutcome::Exit(1));
+        assert_eq!(f.outcomes["rocm-smi"], RecordedOutcome::Signalled);
+        let text = serde_yaml_ng::to_string(&f).unwrap();
+        assert!(text.contains("rocminfo:\n    exit: 1"), "{text}");
     }
 }
