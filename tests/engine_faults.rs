@@ -12,21 +12,12 @@ mod common;
 #[path = "common/dockerd.rs"]
 mod dockerd;
 
-use dockerd::{Bridge, SecondDaemon};
+use dockerd::{assert_one_line, skip, stderr, Bridge, SecondDaemon};
 use std::io::{BufRead, BufReader};
 use std::os::unix::net::UnixListener;
 use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
-
-fn required() -> bool {
-    std::env::var("ROCMENV_ENGINE_TESTS").as_deref() == Ok("1")
-}
-
-fn skip(test: &str, why: &str) {
-    assert!(!required(), "ROCMENV_ENGINE_TESTS=1 but {why}");
-    eprintln!("SKIP {test}: {why} (set ROCMENV_ENGINE_TESTS=1 to make this a failure)");
-}
 
 fn is_root() -> bool {
     // SAFETY: geteuid has no preconditions.
@@ -64,21 +55,6 @@ fn wait_bounded(mut child: Child, limit: Duration, what: &str) -> Output {
             );
         }
         std::thread::sleep(Duration::from_millis(100));
-    }
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-/// Exactly one line on stderr, `rocmenv: …`, with each needle, and the exit code.
-fn assert_one_line(o: &Output, code: i32, needles: &[&str]) {
-    let e = stderr(o);
-    assert_eq!(o.status.code(), Some(code), "stderr: {e}");
-    assert_eq!(e.trim_end().lines().count(), 1, "more than one line: {e}");
-    assert!(e.starts_with("rocmenv: "), "{e}");
-    for n in needles {
-        assert!(e.contains(n), "`{n}` not in: {e}");
     }
 }
 

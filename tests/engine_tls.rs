@@ -12,21 +12,12 @@ mod common;
 #[path = "common/dockerd.rs"]
 mod dockerd;
 
-use dockerd::{Bridge, SecondDaemon};
+use dockerd::{assert_one_line, skip, stderr, Bridge, SecondDaemon};
 use std::ffi::OsString;
 
 use std::net::TcpListener;
 use std::path::Path;
 use std::process::{Command, Output};
-
-fn required() -> bool {
-    std::env::var("ROCMENV_ENGINE_TESTS").as_deref() == Ok("1")
-}
-
-fn skip(why: &str) {
-    assert!(!required(), "ROCMENV_ENGINE_TESTS=1 but {why}");
-    eprintln!("SKIP engine_tls: {why} (set ROCMENV_ENGINE_TESTS=1 to make this a failure)");
-}
 
 fn sh(dir: &Path, script: &str) -> Output {
     Command::new("sh")
@@ -117,20 +108,6 @@ fn rocmenv(config: &Path, vars: &[(&str, String)], args: &[&str]) -> Output {
     c.output().expect("rocmenv runs")
 }
 
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-fn assert_one_line(o: &Output, code: i32, needles: &[&str]) {
-    let e = stderr(o);
-    assert_eq!(o.status.code(), Some(code), "stderr: {e}");
-    assert_eq!(e.trim_end().lines().count(), 1, "more than one line: {e}");
-    assert!(e.starts_with("rocmenv: "), "{e}");
-    for n in needles {
-        assert!(e.contains(n), "`{n}` not in: {e}");
-    }
-}
-
 /// doctor's `docker.daemon` finding as JSON.
 fn doctor_docker(config: &Path, vars: &[(&str, String)]) -> serde_json::Value {
     let o = rocmenv(config, vars, &["doctor", "--json"]);
@@ -152,16 +129,19 @@ type Case<'a> = (Vec<(&'a str, String)>, Vec<&'a str>);
 fn doctor_run_and_contexts_over_tls_and_each_tls_failure_in_one_line() {
     // SAFETY: geteuid has no preconditions.
     if unsafe { libc::geteuid() } != 0 {
-        return skip("a second dockerd needs root");
+        return skip("engine_tls", "a second dockerd needs root");
     }
     for tool in ["dockerd", "docker", "openssl", "ip"] {
         if which::which(tool).is_err() {
-            return skip(&format!("{tool} is not installed"));
+            return skip("engine_tls", &format!("{tool} is not installed"));
         }
     }
     // The base image comes from the shared daemon (made there by debootstrap), saved into the TLS daemon.
     let Some(_shared) = common::daemon("engine_tls") else {
-        return skip("no shared Docker daemon to take the base image from");
+        return skip(
+            "engine_tls",
+            "no shared Docker daemon to take the base image from",
+        );
     };
     let tmp = tempfile::Builder::new()
         .prefix("rocmenv-tls")

@@ -4,7 +4,7 @@
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 /// A bridge of the test's own for the second daemon (its default network); dropping it deletes the bridge.
@@ -236,5 +236,32 @@ impl Drop for SecondDaemon {
                     .status();
             }
         }
+    }
+}
+
+/// True when the engine tests must run (CI): a missing prerequisite is then a failure.
+pub fn required() -> bool {
+    std::env::var("ROCMENV_ENGINE_TESTS").as_deref() == Ok("1")
+}
+
+/// Prints SKIP with the reason, or fails when the engine tests are required.
+pub fn skip(test: &str, why: &str) {
+    assert!(!required(), "ROCMENV_ENGINE_TESTS=1 but {why}");
+    eprintln!("SKIP {test}: {why} (set ROCMENV_ENGINE_TESTS=1 to make this a failure)");
+}
+
+/// A process's stderr as text.
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Exactly one line on stderr, `rocmenv: …`, containing each needle, and the exit code.
+pub fn assert_one_line(o: &Output, code: i32, needles: &[&str]) {
+    let e = stderr(o);
+    assert_eq!(o.status.code(), Some(code), "stderr: {e}");
+    assert_eq!(e.trim_end().lines().count(), 1, "more than one line: {e}");
+    assert!(e.starts_with("rocmenv: "), "{e}");
+    for n in needles {
+        assert!(e.contains(n), "`{n}` not in: {e}");
     }
 }
