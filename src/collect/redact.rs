@@ -52,34 +52,19 @@ fn word_byte(b: u8) -> bool {
     b.is_ascii_alphanumeric() || b == b'_' || b == b'-'
 }
 
-/// Replaces `from` by `to` where it stands as a word.
-fn replace_word(hay: &[u8], from: &[u8], to: &[u8]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(hay.len());
-    let mut i = 0;
-    while i < hay.len() {
-        if hay[i..].starts_with(from)
-            && (i == 0 || !word_byte(hay[i - 1]))
-            && hay.get(i + from.len()).is_none_or(|b| !word_byte(*b))
-        {
-            out.extend_from_slice(to);
-            i += from.len();
-        } else {
-            out.push(hay[i]);
-            i += 1;
-        }
-    }
-    out
-}
-
-/// Replaces every occurrence of `from` by `to`.
-fn replace_all(hay: &[u8], from: &[u8], to: &[u8]) -> Vec<u8> {
+/// Replaces `from` by `to`: everywhere, or with `whole_word` only where it stands as a word.
+fn replace(hay: &[u8], from: &[u8], to: &[u8], whole_word: bool) -> Vec<u8> {
     if from.is_empty() {
         return hay.to_vec();
     }
     let mut out = Vec::with_capacity(hay.len());
     let mut i = 0;
     while i < hay.len() {
-        if hay[i..].starts_with(from) {
+        if hay[i..].starts_with(from)
+            && (!whole_word
+                || ((i == 0 || !word_byte(hay[i - 1]))
+                    && hay.get(i + from.len()).is_none_or(|b| !word_byte(*b))))
+        {
             out.extend_from_slice(to);
             i += from.len();
         } else {
@@ -190,10 +175,10 @@ impl Redactor {
     pub fn bytes(&self, b: &[u8]) -> Vec<u8> {
         let mut out = b.to_vec();
         for l in &self.literals {
-            out = replace_all(&out, l.as_bytes(), SECRET.as_bytes());
+            out = replace(&out, l.as_bytes(), SECRET.as_bytes(), false);
         }
         for (w, p) in &self.words {
-            out = replace_word(&out, w.as_bytes(), p.as_bytes());
+            out = replace(&out, w.as_bytes(), p.as_bytes(), true);
         }
         out
     }
