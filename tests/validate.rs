@@ -538,6 +538,19 @@ fn init_matches_the_detected_host() {
     }
 }
 
+/// `rocmenv validate --base BASE --json` on `yaml` in a fresh directory: checks the exit code, returns the report.
+fn validate_on_base(yaml: &str, code: i32) -> serde_json::Value {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("rocmenv.yaml"), yaml).unwrap();
+    let o = rocmenv_in(
+        dir.path(),
+        &["validate", "--base", BASE, "--json", "v.json"],
+        &[],
+    );
+    assert_eq!(o.status.code(), Some(code), "{}", show(&o));
+    serde_json::from_str(&std::fs::read_to_string(dir.path().join("v.json")).unwrap()).unwrap()
+}
+
 /// Issue 12: a build step that fails is a failed case with the step named (exit 1), and the image and smoke steps
 /// are skips that say there is no image; no container is left.
 #[test]
@@ -545,20 +558,10 @@ fn a_failed_build_is_a_failed_case_and_skips_the_image_steps() {
     let Some(d) = daemon("failed_build") else {
         return;
     };
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(
-        dir.path().join("rocmenv.yaml"),
+    let json = validate_on_base(
         "schema_version: 1\nstacks:\n  - name: cpu\n    stack: cpu\n    apt: [rocmenv-no-such-package]\n",
-    )
-    .unwrap();
-    let o = rocmenv_in(
-        dir.path(),
-        &["validate", "--base", BASE, "--json", "v.json"],
-        &[],
+        1,
     );
-    assert_eq!(o.status.code(), Some(1), "{}", show(&o));
-    let json: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.path().join("v.json")).unwrap()).unwrap();
     let stack = &json["stacks"][0];
     assert_eq!(stack["image"], serde_json::Value::Null);
     let cases = stack["cases"].as_array().unwrap();
@@ -592,20 +595,10 @@ fn a_rocm_stack_on_a_bare_base_has_the_override_but_no_rocm_or_torch() {
     let Some(d) = daemon("rocm_stack_bare_base") else {
         return;
     };
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(
-        dir.path().join("rocmenv.yaml"),
+    let json = validate_on_base(
         "schema_version: 1\nhost:\n  target: rocm-6.2\nstacks:\n  - name: rx6700\n    stack: rocm\n    rocm: \"6.2\"\n    gfx: [gfx1031]\n",
-    )
-    .unwrap();
-    let o = rocmenv_in(
-        dir.path(),
-        &["validate", "--base", BASE, "--json", "v.json"],
-        &[],
+        1,
     );
-    assert_eq!(o.status.code(), Some(1), "{}", show(&o));
-    let json: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.path().join("v.json")).unwrap()).unwrap();
     let cases = json["stacks"][0]["cases"].as_array().unwrap();
     let get = |id: &str| {
         let c = cases
