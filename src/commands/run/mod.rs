@@ -343,6 +343,17 @@ fn run(o: &RunPlan, out: &mut dyn Write, err: &mut dyn Write) -> Result<i32, Err
             "rocmenv: the container ran out of memory and the kernel's OOM killer ended it{limit}"
         );
     }
+    // cgroup v2 engines sometimes lose the OOM event: a SIGKILL under a memory limit is then most likely the same.
+    let unreported_oom = !outcome.oom_killed
+        && !outcome.timed_out
+        && outcome.interrupted.is_none()
+        && outcome.exit_code == Some(137);
+    if let (true, Some((m, _))) = (unreported_oom, &o.memory) {
+        let _ = writeln!(
+            err,
+            "rocmenv: the container was killed (SIGKILL, exit 137) under --memory {m}: most likely the kernel's OOM killer, which the engine did not report"
+        );
+    }
     if outcome.timed_out {
         let s = o.timeout.map_or(0, |t| t.as_secs());
         let _ = writeln!(
