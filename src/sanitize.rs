@@ -47,7 +47,12 @@ pub fn describe(c: char) -> String {
         '\0' => "a NUL byte".into(),
         ' ' => "a space".into(),
         '`' => "a backtick (`)".into(),
-        c if c.is_ascii_control() => format!("a control character (U+{:04X})", c as u32),
+        // Not only ASCII's: U+0085 (NEL) ends a line on some terminals (issue 13, found by the sanitiser's fuzz target).
+        c if c.is_control() => format!("a control character (U+{:04X})", c as u32),
+        // A character Rust would escape (a bidi override, a zero-width space) is named, never printed as itself.
+        c if !c.is_ascii() && c.escape_debug().nth(1).is_some() => {
+            format!("an invisible character (U+{:04X}, not ASCII)", c as u32)
+        }
         c if !c.is_ascii() => format!("`{c}` (U+{:04X}, not ASCII)", c as u32),
         c => format!("`{c}`"),
     }

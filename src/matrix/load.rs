@@ -136,7 +136,8 @@ impl Matrices {
         }
     }
 
-    fn from_texts(
+    /// Parses and validates the four files' (name, text); what `load_dir` does once it has read them.
+    pub(crate) fn from_texts(
         rocm: (String, String),
         cuda: (String, String),
         ngc: (String, String),
