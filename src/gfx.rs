@@ -44,9 +44,10 @@ impl GfxTarget {
         LLVM_PROCESSORS.contains(&self.to_string().as_str())
     }
 
-    /// Builds a target; minor and stepping must be ≤ 15.
+    /// Builds a target; major must be 1..=99 (a name holds two decimal digits for it, KFD's encoding too), minor and
+    /// stepping ≤ 15.
     pub fn new(major: u8, minor: u8, stepping: u8) -> Option<Self> {
-        (major > 0 && minor <= 0xf && stepping <= 0xf).then_some(GfxTarget {
+        ((1..=99).contains(&major) && minor <= 0xf && stepping <= 0xf).then_some(GfxTarget {
             major,
             minor,
             stepping,
@@ -104,6 +105,12 @@ impl GfxTarget {
             n[i] = p
                 .parse()
                 .map_err(|_| err("is not an override value like 10.3.0"))?;
+        }
+        // Issue 13 (fuzzing): `100.0.0` made a target printed as `gfx10000`, a name that does not parse back.
+        if !(1..=99).contains(&n[0]) {
+            return Err(err(
+                "has a major version outside 1..99, which no gfx target can have",
+            ));
         }
         GfxTarget::new(n[0], n[1], n[2])
             .ok_or_else(|| err("has a minor or stepping above 15, which no gfx target can have"))
@@ -254,5 +261,17 @@ mod tests {
         ] {
             assert!(GfxTarget::from_override(bad).is_err(), "{bad} accepted");
         }
+    }
+
+    /// Issue 13, found by the `version` fuzz target: an override with a major of 100 or more made a target whose
+    /// name (`gfx10000`) does not parse back. Every accepted override now round-trips through its name.
+    #[test]
+    fn override_majors_past_99_are_refused() {
+        for bad in ["100.0.0", "211.0.02", "0.0.0", "255.1.0"] {
+            let e = GfxTarget::from_override(bad).unwrap_err();
+            assert!(e.to_string().contains("major version outside 1..99"), "{e}");
+        }
+        let g = GfxTarget::from_override("99.15.15").unwrap();
+        assert_eq!(g.to_string().parse::<GfxTarget>(), Ok(g));
     }
 }

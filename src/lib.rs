@@ -11,6 +11,9 @@ pub mod engine;
 pub mod envplan;
 pub mod error;
 pub mod fleet;
+/// Entry points for the fuzz targets in `fuzz/` (issue 13); also built under `cargo test`, which replays their seeds.
+#[cfg(any(test, feature = "fuzzing"))]
+pub mod fuzzing;
 pub mod gfx;
 pub mod host;
 pub mod image_ref;

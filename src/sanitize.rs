@@ -31,11 +31,26 @@ fn refuse(flag: &str, value: &str, problem: &str, help: &str) -> Error {
 /// The value as it is safe to print: escaped, and cut so a huge input does not flood the terminal.
 fn shown(value: &str) -> String {
     let cut: String = value.chars().take(60).collect();
-    let mut s: String = cut.escape_debug().collect();
+    // Char by char: `str::escape_debug` leaves a combining mark after the first character as it is (issue 13).
+    let mut s: String = cut.chars().flat_map(char::escape_debug).collect();
     if value.chars().count() > 60 {
         s.push('…');
     }
     s
+}
+
+/// `msg` with its control characters escaped (`\n`, `\u{85}`), so a message that quotes text from a file stays one
+/// line (issue 13: serde quotes YAML keys, which may hold newlines).
+pub fn one_line(msg: &str) -> String {
+    let mut out = String::with_capacity(msg.len());
+    for c in msg.chars() {
+        if c.is_control() {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 /// Names a character so a person can see it, including invisible and look-alike ones.
@@ -47,7 +62,12 @@ pub fn describe(c: char) -> String {
         '\0' => "a NUL byte".into(),
         ' ' => "a space".into(),
         '`' => "a backtick (`)".into(),
-        c if c.is_ascii_control() => format!("a control character (U+{:04X})", c as u32),
+        // Not only ASCII's: U+0085 (NEL) ends a line on some terminals (issue 13, found by the sanitiser's fuzz target).
+        c if c.is_control() => format!("a control character (U+{:04X})", c as u32),
+        // A character Rust would escape (a bidi override, a zero-width space) is named, never printed as itself.
+        c if !c.is_ascii() && c.escape_debug().nth(1).is_some() => {
+            format!("an invisible character (U+{:04X}, not ASCII)", c as u32)
+        }
         c if !c.is_ascii() => format!("`{c}` (U+{:04X}, not ASCII)", c as u32),
         c => format!("`{c}`"),
     }

@@ -87,6 +87,21 @@ fn messages_name_the_character() {
     assert!(m.contains("NUL"), "{m}");
 }
 
+/// Issue 13: characters a terminal hides or obeys (NEL, a bidi override, a zero-width space) are named by code,
+/// never printed as themselves.
+#[test]
+fn messages_never_print_invisible_characters() {
+    for (c, named) in [
+        ('\u{85}', "a control character (U+0085)"),
+        ('\u{202e}', "an invisible character (U+202E, not ASCII)"),
+        ('\u{200b}', "an invisible character (U+200B, not ASCII)"),
+    ] {
+        let m = refused(pip_requirement, "--pip", &format!("numpy{c}1"));
+        assert!(m.contains(named), "{m}");
+        assert!(!m.contains(c), "{m:?}");
+    }
+}
+
 #[test]
 fn long_and_empty_values_are_refused() {
     let long = "a".repeat(MAX_LEN + 1);

@@ -383,7 +383,14 @@ impl RecordedSession {
         let (recorded, problem) = match root.read_text(RECORDED_FILE) {
             Ok(text) => match serde_yaml_ng::from_str::<RecordedFacts>(&text) {
                 Ok(r) => (Some(r), None),
-                Err(e) => (None, Some(format!("{RECORDED_FILE} is not valid: {e}"))),
+                // One line: serde quotes keys from the file, which may hold newlines (issue 13).
+                Err(e) => (
+                    None,
+                    Some(format!(
+                        "{RECORDED_FILE} is not valid: {}",
+                        crate::sanitize::one_line(&e.to_string())
+                    )),
+                ),
             },
             Err(e) if e.is_missing() => (None, None),
             Err(e) => (None, Some(e.to_string())),

@@ -136,7 +136,8 @@ impl Matrices {
         }
     }
 
-    fn from_texts(
+    /// Parses and validates the four files' (name, text); what `load_dir` does once it has read them.
+    pub(crate) fn from_texts(
         rocm: (String, String),
         cuda: (String, String),
         ngc: (String, String),
@@ -179,8 +180,13 @@ fn parse<T: DeserializeOwned>(file: &str, text: &str) -> Result<T, MatrixError> 
         });
     }
     serde_yaml_ng::from_str(text).map_err(|e| {
-        let message = strip_location(&e.to_string());
-        let mut line = e.location().map(|l| l.line());
+        let message = crate::sanitize::one_line(&strip_location(&e.to_string()));
+        // The line as editors and `str::lines` count it: YAML also breaks lines at a lone CR, NEL, LS and PS,
+        // which made errors name a line past the end of the file (issue 13, found by the matrices fuzz target).
+        let mut line = e.location().map(|l| match text.get(..l.index()) {
+            Some(before) => before.matches('\n').count() + 1,
+            None => l.line(),
+        });
         // Records with a flattened `source:`/`unconfirmed:` are buffered before they are read, so
         // serde_yaml reports errors inside them at the start of the record: find the offending
         // key or value within that record.
@@ -829,5 +835,21 @@ mod tests {
         assert_eq!(line_of(text, "version", "6.2.0", 0), Some(2));
         assert_eq!(line_of(text, "version", "6.2.0", 1), Some(3));
         assert_eq!(line_of(text, "version", "6.3.0", 0), None);
+    }
+
+    /// Issue 13, found by the matrices fuzz target: YAML breaks lines at a lone CR (and NEL, LS, PS) too, so its
+    /// line numbers ran past the file's; errors name the line as editors count it, and quote keys on one line.
+    #[test]
+    fn errors_name_lines_as_editors_count_them() {
+        let text = "schema_version: 1\na\r\r\r\r [x, x]\nb: é\n\"c\\nd\": x\nreleases: [\n";
+        let e = parse::<RocmFile>("rocm.yaml", text).unwrap_err();
+        let lines = text.lines().count();
+        assert!(
+            e.line.is_some_and(|l| l <= lines + 1),
+            "{e} ({lines} lines)"
+        );
+        let e = parse::<RocmFile>("rocm.yaml", "schema_version: 1\n\"é\\nrm\": 1\n").unwrap_err();
+        assert_eq!(e.line, Some(2), "{e}");
+        assert!(!e.message.contains('\n'), "{e:?}");
     }
 }
