@@ -36,6 +36,9 @@ pub const TARGETS: &[Target] = &[
     ("suite_result", suite_result),
     ("recorded", recorded_session),
     ("host_tree", host_tree),
+    ("config", config_file),
+    ("report", report_file),
+    ("bundle", bundle_file),
 ];
 
 /// The entry point of the target called `name`.
@@ -494,6 +497,61 @@ pub fn recorded_session(data: &[u8]) {
     let why = session.describe();
     let _ = std::fs::remove_dir_all(&dir);
     assert!(!why.contains('\n'), "describe() is one line: {why:?}");
+}
+
+/// `rocmenv.yaml`: a config loads or is refused with one line naming the file and a line within it.
+pub fn config_file(data: &[u8]) {
+    let path = Path::new("rocmenv.yaml");
+    if let Err(e) = crate::config::Config::parse(path, &text(data)) {
+        let msg = e.to_string();
+        assert!(!msg.contains('\n'), "one line: {msg:?}");
+        assert!(msg.contains("rocmenv.yaml"), "names the file: {msg}");
+    }
+}
+
+/// A report `rocmenv report merge` reads: parsed or refused in one line; what parsed merges and renders.
+pub fn report_file(data: &[u8]) {
+    match crate::fleet::parse(Path::new("node.json"), &text(data)) {
+        Ok(nodes) => {
+            let merged = crate::fleet::merge(&nodes);
+            let mut out = Vec::new();
+            crate::fleet::render::text(&merged, &mut out).expect("rendering to memory");
+            crate::fleet::render::markdown(&merged, &mut out).expect("rendering to memory");
+            let _ = crate::fleet::render::json(&merged);
+            let xml = crate::fleet::render::junit(&merged);
+            assert!(xml.starts_with("<?xml"), "{xml}");
+        }
+        Err(why) => assert!(!why.to_string().contains('\n'), "one line: {why}"),
+    }
+}
+
+/// A support bundle (`doctor --sysroot FILE.tar.zst`): unpacked into a private directory or refused in one line, and
+/// never a file outside it.
+pub fn bundle_file(data: &[u8]) {
+    let dir = scratch();
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("the scratch directory can be made");
+    let file = dir.join("bundle.tar.zst");
+    std::fs::write(&file, data).expect("the scratch file can be written");
+    let before: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    match host::bundle::open(&file) {
+        Ok(root) => {
+            let _ = root.read_text("/proc/version");
+            let _ = root.list("/sys/bus/pci/devices");
+        }
+        Err(e) => assert!(!e.to_string().contains('\n'), "one line: {e}"),
+    }
+    let after: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(before, after, "nothing written beside the bundle");
 }
 
 /// A whole host tree (`path\0contents\0…`: sysfs PCI and DRM values, KFD properties, os-release, the kernel
