@@ -47,9 +47,10 @@ pub fn is_bundle(path: &Path) -> bool {
 
 /// Unpacks the bundle at `path` into a new temporary directory and opens it as a host tree shown as `path`.
 pub fn open(path: &Path) -> Result<HostRoot, Error> {
+    // A corrupt archive's error can quote its bytes (tar's "numeric field was not a number: …"): one line, escaped.
     let bad = |why: String| Error::Sysroot {
         path: path.to_path_buf(),
-        why,
+        why: crate::sanitize::one_line(&why),
     };
     let file = fs::File::open(path).map_err(|e| bad(format!("cannot be read: {e}")))?;
     let dir = tempfile::Builder::new()
