@@ -26,5 +26,6 @@ pub mod runtime;
 pub mod sanitize;
 pub mod suites;
 pub mod target;
+pub mod text;
 pub mod vendor;
 pub mod version;

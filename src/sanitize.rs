@@ -39,19 +39,7 @@ fn shown(value: &str) -> String {
     s
 }
 
-/// `msg` with its control characters escaped (`\n`, `\u{85}`), so a message that quotes text from a file stays one
-/// line (issue 13: serde quotes YAML keys, which may hold newlines).
-pub fn one_line(msg: &str) -> String {
-    let mut out = String::with_capacity(msg.len());
-    for c in msg.chars() {
-        if c.is_control() {
-            out.extend(c.escape_default());
-        } else {
-            out.push(c);
-        }
-    }
-    out
-}
+pub use crate::text::one_line;
 
 /// Names a character so a person can see it, including invisible and look-alike ones.
 pub fn describe(c: char) -> String {

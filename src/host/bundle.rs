@@ -50,7 +50,7 @@ pub fn open(path: &Path) -> Result<HostRoot, Error> {
     // A corrupt archive's error can quote its bytes (tar's "numeric field was not a number: …"): one line, escaped.
     let bad = |why: String| Error::Sysroot {
         path: path.to_path_buf(),
-        why: crate::sanitize::one_line(&why),
+        why: crate::text::one_line(&why),
     };
     let file = fs::File::open(path).map_err(|e| bad(format!("cannot be read: {e}")))?;
     let dir = tempfile::Builder::new()

@@ -388,7 +388,7 @@ impl RecordedSession {
                     None,
                     Some(format!(
                         "{RECORDED_FILE} is not valid: {}",
-                        crate::sanitize::one_line(&e.to_string())
+                        crate::text::one_line(&e.to_string())
                     )),
                 ),
             },

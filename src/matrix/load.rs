@@ -180,7 +180,7 @@ fn parse<T: DeserializeOwned>(file: &str, text: &str) -> Result<T, MatrixError> 
         });
     }
     serde_yaml_ng::from_str(text).map_err(|e| {
-        let message = crate::sanitize::one_line(&strip_location(&e.to_string()));
+        let message = crate::text::one_line(&strip_location(&e.to_string()));
         // The line as editors and `str::lines` count it: YAML also breaks lines at a lone CR, NEL, LS and PS,
         // which made errors name a line past the end of the file (issue 13, found by the matrices fuzz target).
         let mut line = e.location().map(|l| match text.get(..l.index()) {
