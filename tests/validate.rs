@@ -102,40 +102,23 @@ fn init_then_validate_the_cpu_stack_passes_with_junit_json_and_markdown() {
     let cfg =
         rocmenv::config::Config::load(&dir.path().join("rocmenv.yaml")).expect("init's file loads");
     assert_eq!(cfg.file.stacks[0].name, "cpu");
-    let o = rocmenv_in(
-        dir.path(),
-        &[
-            "validate",
-            "--base",
-            BASE,
-            "--junit",
-            "out/v.xml",
-            "--json",
-            "v.json",
-            "--markdown",
-            "v.md",
-        ],
-        &[("ROCMENV_NODE_NAME", "ci-node")],
-    );
+    let validate = [
+        "validate",
+        "--base",
+        BASE,
+        "--junit",
+        "out/v.xml",
+        "--json",
+        "v.json",
+        "--markdown",
+        "v.md",
+    ];
+    let o = rocmenv_in(dir.path(), &validate, &[("ROCMENV_NODE_NAME", "ci-node")]);
     // `out/` does not exist: reports go where asked, so the run fails to write there and says so.
     assert_eq!(o.status.code(), Some(3), "{}", show(&o));
     assert!(text(&o.stderr).contains("out/"), "{}", show(&o));
     std::fs::create_dir(dir.path().join("out")).unwrap();
-    let o = rocmenv_in(
-        dir.path(),
-        &[
-            "validate",
-            "--base",
-            BASE,
-            "--junit",
-            "out/v.xml",
-            "--json",
-            "v.json",
-            "--markdown",
-            "v.md",
-        ],
-        &[("ROCMENV_NODE_NAME", "ci-node")],
-    );
+    let o = rocmenv_in(dir.path(), &validate, &[("ROCMENV_NODE_NAME", "ci-node")]);
     assert_eq!(o.status.code(), Some(0), "{}", show(&o));
     let stdout = text(&o.stdout);
     assert!(
