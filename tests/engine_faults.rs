@@ -12,17 +12,12 @@ mod common;
 #[path = "common/dockerd.rs"]
 mod dockerd;
 
-use dockerd::{assert_one_line, skip, stderr, Bridge, SecondDaemon};
+use dockerd::{assert_one_line, is_root, skip, stderr, Bridge, SecondDaemon};
 use std::io::{BufRead, BufReader};
 use std::os::unix::net::UnixListener;
 use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
-
-fn is_root() -> bool {
-    // SAFETY: geteuid has no preconditions.
-    unsafe { libc::geteuid() == 0 }
-}
 
 /// rocmenv against `host` only (the test's own Docker variables cleared, an empty DOCKER_CONFIG).
 fn rocmenv_cmd(host: &str, config: &Path, args: &[&str]) -> Command {

@@ -12,7 +12,7 @@ mod common;
 #[path = "common/dockerd.rs"]
 mod dockerd;
 
-use dockerd::{assert_one_line, skip, stderr, Bridge, SecondDaemon};
+use dockerd::{assert_one_line, is_root, skip, stderr, Bridge, SecondDaemon};
 use std::ffi::OsString;
 
 use std::net::TcpListener;
@@ -127,8 +127,7 @@ type Case<'a> = (Vec<(&'a str, String)>, Vec<&'a str>);
 
 #[test]
 fn doctor_run_and_contexts_over_tls_and_each_tls_failure_in_one_line() {
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } != 0 {
+    if !is_root() {
         return skip("engine_tls", "a second dockerd needs root");
     }
     for tool in ["dockerd", "docker", "openssl", "ip"] {

@@ -265,3 +265,9 @@ pub fn assert_one_line(o: &Output, code: i32, needles: &[&str]) {
         assert!(e.contains(n), "`{n}` not in: {e}");
     }
 }
+
+/// True when the tests run as root (a second dockerd, a tmpfs mount).
+pub fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() == 0 }
+}
