@@ -30,12 +30,27 @@ fn figure(value: f64, unit: &str) -> String {
     format!("{v} {unit}")
 }
 
+/// A metric's name beside its figure: a `_bytes` suffix goes, since `figure` shows bytes in MiB (issue 25:
+/// `device0_total_memory_bytes 24105 MiB` named one unit and showed another).
+fn shown_name<'a>(name: &'a str, unit: &str) -> &'a str {
+    match (unit, name.strip_suffix("_bytes")) {
+        ("bytes", Some(stem)) => stem,
+        _ => name,
+    }
+}
+
 /// One line for a finished test, then its reason (and fix) when it did not pass.
 pub fn render_suite_test(t: &TestResult, style: Style, out: &mut dyn Write) -> std::io::Result<()> {
     let shown: Vec<String> = t
         .metrics
         .iter()
-        .filter_map(|m| Some(format!("{} {}", m.name, figure(m.value?, &m.unit))))
+        .filter_map(|m| {
+            Some(format!(
+                "{} {}",
+                shown_name(&m.name, &m.unit),
+                figure(m.value?, &m.unit)
+            ))
+        })
         .take(3)
         .collect();
     let more = if t.metrics.len() > shown.len() {
@@ -295,6 +310,29 @@ mod tests {
                 .ends_with("smoke quick on an unknown device: 1 pass, 1 fail, 1 skip"),
             "{text}"
         );
+    }
+
+    /// Issue 25: `device0_total_memory_bytes 24105 MiB` was labelled in bytes and shown in MiB.
+    #[test]
+    fn a_bytes_metric_shown_in_mib_drops_its_bytes_suffix() {
+        let t = TestResult {
+            name: "env".into(),
+            status: TestStatus::Pass,
+            reason: None,
+            fix: None,
+            metrics: vec![Metric {
+                name: "device0_total_memory_bytes".into(),
+                value: Some(24105.0 * 1048576.0),
+                unit: "bytes".into(),
+            }],
+            params: Default::default(),
+            duration_s: 0.1,
+        };
+        let mut out = Vec::new();
+        render_suite_test(&t, Style::Plain, &mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert!(text.contains("device0_total_memory 24105 MiB"), "{text}");
+        assert!(!text.contains("_bytes"), "{text}");
     }
 
     #[test]
