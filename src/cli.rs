@@ -784,6 +784,25 @@ pub enum ReportCommand {
     /// Exit codes: 0 no merged check failed (warnings and skips allowed), 1 one did, 2 a file is not a rocmenv
     /// report (one line naming it) or bad flags.
     Merge(MergeArgs),
+    /// Any reports (doctor, smoke, bench, validate, merge) as one self-contained HTML page: a node × check grid,
+    /// each node's environment, bar charts of the benchmark figures. No script, nothing loaded: it works offline.
+    ///
+    /// Exit codes: 0 written and no check failed, 1 written and one did, 2 a file is not a rocmenv report.
+    Html(HtmlArgs),
+}
+
+/// Flags of `rocmenv report html`.
+#[derive(Debug, Args)]
+pub struct HtmlArgs {
+    /// The reports.
+    #[arg(value_name = "FILE", required = true)]
+    pub files: Vec<PathBuf>,
+    /// The page to write.
+    #[arg(short = 'o', long = "output", value_name = "OUT.html")]
+    pub output: PathBuf,
+    /// The page's title.
+    #[arg(long, value_name = "TEXT", default_value = "rocmenv report")]
+    pub title: String,
 }
 
 /// An output format of `rocmenv report merge`.
@@ -811,6 +830,9 @@ pub struct MergeArgs {
     /// Write to this file instead of stdout.
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     pub output: Option<PathBuf>,
+    /// Also write the merge as a self-contained HTML page (as `rocmenv report html`).
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
 }
 
 /// `rocmenv matrix`: what to look up.

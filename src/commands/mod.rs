@@ -47,6 +47,8 @@ pub fn dispatch(cli: Cli) -> Result<i32, Error> {
                 m.format,
                 crate::cli::MergeFormatArg::Json | crate::cli::MergeFormatArg::Junit
             ),
+            // One human line; the page goes to its file.
+            crate::cli::ReportCommand::Html(_) => false,
         },
         Command::Smoke(_) | Command::Bench(_) | Command::Collect(_) => false,
         // `run --probe` prints a report; a plain run passes the container's output through.
