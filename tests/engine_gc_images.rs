@@ -1,7 +1,7 @@
 //! Issue 25, item 8: each build left a `rocmenv/<stack>:<hash>` image and gc removed containers only. Against a
 //! second dockerd of the test's own (never the shared one, whose images belong to others), `gc --images` removes the
 //! older images of a stack, keeps the newest, one a container uses and one the user tagged, and `--all` takes the
-//! newest too. The images are built FROM scratch, so no base image or registry is needed. Without root, dockerd or
+//! newest too; and `run -- nosuchcmd` in one exits 127 as `docker run` does. The images are built FROM scratch, so no base image or registry is needed. Without root, dockerd or
 //! `ip` it prints SKIP, unless ROCMENV_ENGINE_TESTS=1 makes that a failure.
 
 #[allow(dead_code)]
@@ -91,6 +91,27 @@ fn gc_images_removes_old_builds_and_keeps_the_newest_used_and_tagged() {
         o.status.success(),
         "docker create: {}",
         String::from_utf8_lossy(&o.stderr)
+    );
+
+    // Issue 25: a command the image does not have exits 127 like `docker run` (it was 125).
+    let o = rocmenv(
+        &host,
+        &config,
+        &[
+            "run",
+            "--vendor",
+            "cpu",
+            "--image",
+            &newest,
+            "--",
+            "nosuchcmd",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(127), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("rocmenv: the command did not start: "),
+        "{}",
+        stderr(&o)
     );
 
     let o = rocmenv(&host, &config, &["gc", "--images"]);
