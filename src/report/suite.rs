@@ -79,7 +79,13 @@ impl SuiteRows {
         let shown: Vec<String> = t
             .metrics
             .iter()
-            .filter_map(|m| Some(format!("{} {}", shown_name(&m.name, &m.unit), figure(m.value?, &m.unit))))
+            .filter_map(|m| {
+                Some(format!(
+                    "{} {}",
+                    shown_name(&m.name, &m.unit),
+                    figure(m.value?, &m.unit)
+                ))
+            })
             .take(3)
             .collect();
         let more = if t.metrics.len() > shown.len() {
