@@ -2,6 +2,7 @@
 
 mod env;
 pub mod glyphs;
+pub mod html;
 mod human;
 mod json;
 mod matrix;

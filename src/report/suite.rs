@@ -30,6 +30,15 @@ fn figure(value: f64, unit: &str) -> String {
     format!("{v} {unit}")
 }
 
+/// A metric's name beside its figure: a `_bytes` suffix goes, since `figure` shows bytes in MiB (issue 25:
+/// `device0_total_memory_bytes 24105 MiB` named one unit and showed another).
+fn shown_name<'a>(name: &'a str, unit: &str) -> &'a str {
+    match (unit, name.strip_suffix("_bytes")) {
+        ("bytes", Some(stem)) => stem,
+        _ => name,
+    }
+}
+
 /// The name a row, a JUnit case and a message give a test entry: `gemm`, or `gemm (GPU 3)` for one device's entry.
 pub fn entry_name(t: &TestResult) -> String {
     match t.device_label() {
@@ -70,7 +79,13 @@ impl SuiteRows {
         let shown: Vec<String> = t
             .metrics
             .iter()
-            .filter_map(|m| Some(format!("{} {}", m.name, figure(m.value?, &m.unit))))
+            .filter_map(|m| {
+                Some(format!(
+                    "{} {}",
+                    shown_name(&m.name, &m.unit),
+                    figure(m.value?, &m.unit)
+                ))
+            })
             .take(3)
             .collect();
         let more = if t.metrics.len() > shown.len() {
