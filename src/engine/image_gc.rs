@@ -27,9 +27,13 @@ pub struct BuiltImage {
 }
 
 impl BuiltImage {
-    /// The name to show: its first tag, else its id.
+    /// The name to show: its rocmenv tag, else its first tag, else its id.
     pub fn name(&self) -> &str {
-        self.tags.first().map_or(&self.id, String::as_str)
+        self.tags
+            .iter()
+            .find(|t| t.starts_with("rocmenv/"))
+            .or(self.tags.first())
+            .map_or(&self.id, String::as_str)
     }
 }
 

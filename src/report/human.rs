@@ -195,7 +195,8 @@ pub fn verdict(r: &DoctorReport) -> String {
         let others = failed.iter().filter(|f| f.id != "gpu.present").count();
         let also = match others {
             0 => String::new(),
-            n => format!(", and {} other", plural(n, "check failed", "checks failed")),
+            1 => ", and 1 other check failed".to_string(),
+            n => format!(", and {n} other checks failed"),
         };
         return format!("verdict: {host} cannot run PyTorch on {target}: no GPU found{also} (PyTorch runs on its CPU only)");
     }
@@ -215,10 +216,10 @@ pub fn verdict(r: &DoctorReport) -> String {
         })
         .count();
     if ok == 0 {
-        return format!(
-            "verdict: {host} cannot run PyTorch on {target} on any of its {}",
-            plural(gpus.len(), "GPU", "GPUs")
-        );
+        return match gpus.len() {
+            1 => format!("verdict: {host} cannot run PyTorch on {target} on its one GPU"),
+            n => format!("verdict: {host} cannot run PyTorch on {target} on any of its {n} GPUs"),
+        };
     }
     format!(
         "verdict: {host} can run PyTorch on {target} on {ok} of {}{warned}",

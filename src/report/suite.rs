@@ -431,6 +431,23 @@ mod tests {
         t
     }
 
+    /// Issue 25: `device0_total_memory_bytes 24105 MiB` was labelled in bytes and shown in MiB.
+    #[test]
+    fn a_bytes_metric_shown_in_mib_drops_its_bytes_suffix() {
+        let mut t = TestResult::new("env", TestStatus::Pass, None);
+        t.metrics = vec![Metric {
+            name: "device0_total_memory_bytes".into(),
+            value: Some(24105.0 * 1048576.0),
+            unit: "bytes".into(),
+            better: None,
+        }];
+        let mut out = Vec::new();
+        render_suite_test(&t, Style::Plain, &mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert!(text.contains("device0_total_memory 24105 MiB"), "{text}");
+        assert!(!text.contains("_bytes"), "{text}");
+    }
+
     /// Issue 21: a row per device named by the host's number; a failure says which GPU; a passing test's note is
     /// one line; JUnit has a case per device and the note as system-out.
     #[test]
