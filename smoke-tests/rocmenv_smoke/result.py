@@ -4,7 +4,7 @@ import os
 import sys
 import traceback
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 PROGRESS_PREFIX = "@rocmenv-test "
 STATUSES = ("pass", "fail", "skip")
 

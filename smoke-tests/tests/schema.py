@@ -70,7 +70,7 @@ def check_document(doc):
     errors = []
     if not _keys(errors, "document", doc, DOC_KEYS):
         return errors
-    if doc["schema_version"] != 1:
+    if doc["schema_version"] != 2:
         errors.append("schema_version: %r" % doc["schema_version"])
     if doc["kind"] not in ("smoke", "bench"):
         errors.append("kind: %r" % doc["kind"])

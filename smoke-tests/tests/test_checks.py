@@ -208,3 +208,34 @@ def test_byte_counts():
     times, moved = runs["device_copy"]
     assert moved == 2 * (2 << 20) and len(times) == 2  # read + write
     assert set(runs) == {"device_copy"}  # no h2d/d2h on the CPU
+
+
+# --- every selected GPU: one entry each, concurrently for "each" tests -----------------------------------------
+
+def test_a_per_gpu_test_yields_one_entry_per_selected_gpu_from_threads(monkeypatch):
+    import contextlib
+    import threading
+
+    from rocmenv_smoke import devices, registry, stats
+    from rocmenv_smoke.plan import parse_plan
+
+    seen = []
+
+    def fake(ctx):
+        seen.append((ctx.device.index, threading.current_thread().name))
+        ctx.metric("index", ctx.device.index, "devices")
+        if ctx.device.index == 2:
+            ctx.fail("fake on %s: 1 of 4 elements differ" % ctx.where)
+
+    monkeypatch.setattr(stats, "fake_gpu_test", fake, raising=False)
+    monkeypatch.setattr(registry, "lookup",
+                        lambda kind, name: registry.TestDef("stats", "fake_gpu_test", (), True, "each"))
+    monkeypatch.setattr(torch.cuda, "device", lambda i: contextlib.nullcontext())
+    p = parse_plan('{"schema_version": 1, "kind": "smoke", "level": "quick", "vendor": "nvidia", '
+                   '"tests": [{"name": "gemm"}]}')
+    r = runner.Runner(p, "run.py", stdout=open(os.devnull, "w"))
+    r.devices = [devices.Device("cuda", 0), devices.Device("cuda", 2)]
+    entries = r.run_one(p.tests[0])
+    assert [(e["name"], e["device"], e["status"]) for e in entries] == [("gemm", 0, "pass"), ("gemm", 2, "fail")]
+    assert entries[1]["reason"] == "fake on GPU 2: 1 of 4 elements differ"
+    assert sorted(i for i, _ in seen) == [0, 2] and all(name.startswith("gemm-gpu") for _, name in seen)
