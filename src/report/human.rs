@@ -157,7 +157,7 @@ fn area_title(a: &str) -> &'static str {
 fn finding(f: &Finding, style: Style, out: &mut dyn Write) -> std::io::Result<()> {
     writeln!(out, "  {} {}", mark(f.status, style), f.summary)?;
     let shows_more = matches!(f.status, Status::Warn | Status::Fail);
-    if let (Some(d), true) = (&f.detail, shows_more) {
+    if let (Some(d), true) = (&f.detail, shows_more || f.conditional) {
         writeln!(out, "      {}", style.paint(DIM, d))?;
     }
     if let (Some(x), true) = (&f.fix, shows_more) {
