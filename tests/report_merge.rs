@@ -284,7 +284,7 @@ fn malformed_and_unknown_reports_exit_2_naming_the_file() {
     let cases = [
         ("truncated.json", "{\"schema_version\": 1, \"checks\": [", "is not JSON ("),
         ("empty.json", "", "is empty"),
-        ("v2.json", "{\"schema_version\": 2, \"kind\": \"smoke\"}", "has schema_version 2; this rocmenv reads 1"),
+        ("v3.json", "{\"schema_version\": 3, \"kind\": \"smoke\"}", "has schema_version 3; this rocmenv reads 1 and 2"),
         ("other.json", "{\"schema_version\": 1, \"kind\": \"sbom\"}", "has kind `sbom`"),
         ("noschema.json", "{\"checks\": []}", "has no schema_version"),
         ("badstatus.json", "{\"schema_version\":1,\"kind\":\"smoke\",\"tests\":[{\"name\":\"x\",\"status\":\"ok\"}]}", "a smoke test status `ok`"),

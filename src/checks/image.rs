@@ -219,7 +219,7 @@ fn rocm_driver(f: &ImageFacts, t: &ImageTarget, m: &Matrices) -> Finding {
     const ID: &str = "image.rocm-driver";
     let Some(v) = f.rocm_version() else {
         return if t.stack == Stack::Rocm || !t.gfx.is_empty() {
-            Finding::new(ID, AREA, Status::Fail, "no ROCm in the image: /opt/rocm/.info/version (or, for the Core SDK, /opt/rocm/core/.info/version) is missing")
+            Finding::new(ID, AREA, Status::Fail, "no ROCm in the image: neither /opt/rocm/.info/version nor (Core SDK) /opt/rocm/core/.info/version exists")
                 .fix("build from a rocm/pytorch image (stack: rocm, or a --base that is a copy of one), or install ROCm in the image")
         } else {
             Finding::new(

@@ -75,9 +75,21 @@ fn rocm(cx: &Context) -> Finding {
     let check_installed = if cx.matrices.rocm.releases.iter().any(|x| x.version == v) {
         format!(", or check against the installed one: --target rocm-{v}")
     } else {
+        let series: Vec<String> = cx
+            .matrices
+            .rocm
+            .releases
+            .iter()
+            .filter(|x| x.version.major() == v.major() && x.version.minor() == v.minor())
+            .map(|x| x.version.to_string())
+            .collect();
         format!(
-            "; the installed ROCm {v} itself is not in the matrices (nearest: {})",
-            crate::matrix::nearest(&v.to_string(), &cx.matrices.rocm_versions())
+            "; the installed ROCm {v} itself is not in the matrices ({})",
+            if series.is_empty() {
+                format!("nor is any {} release", v.short())
+            } else {
+                format!("they list {} of its series", series.join(", "))
+            }
         )
     };
     let target_stream = r.stream.as_str();

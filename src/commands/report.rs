@@ -1,13 +1,17 @@
-//! `rocmenv report merge`: read every file (a bad one is a one-line error naming it), merge, write one format.
+//! `rocmenv report merge|html`: read every file (a bad one is a one-line error naming it), merge, write one format
+//! (and, with `--html`, the page).
 
-use crate::cli::{MergeArgs, MergeFormatArg, ReportArgs, ReportCommand};
+use crate::cli::{HtmlArgs, MergeArgs, MergeFormatArg, ReportArgs, ReportCommand};
 use crate::error::Error;
 use crate::fleet::{self, render};
+use crate::report::html;
 use std::io::Write;
+use std::path::{Path, PathBuf};
 
-/// Reads and merges `files`; the first file that is not a report ends it with [`Error::Report`].
-pub fn merge_files(files: &[std::path::PathBuf]) -> Result<fleet::Merged, Error> {
-    let mut reports = Vec::new();
+/// Reads `files`, each as its JSON document and node reports; the first file that is not a report ends it with
+/// [`Error::Report`].
+pub fn read_sources(files: &[PathBuf]) -> Result<Vec<html::Source>, Error> {
+    let mut out = Vec::new();
     for path in files {
         let bytes = std::fs::read(path).map_err(|e| Error::Report {
             path: path.clone(),
@@ -17,12 +21,33 @@ pub fn merge_files(files: &[std::path::PathBuf]) -> Result<fleet::Merged, Error>
             path: path.clone(),
             why: "is not UTF-8 text".into(),
         })?;
-        reports.extend(fleet::parse(path, &text).map_err(|why| Error::Report {
+        let (doc, reports) = fleet::parse_doc(path, &text).map_err(|why| Error::Report {
             path: path.clone(),
             why,
-        })?);
+        })?;
+        out.push(html::Source {
+            file: path.display().to_string(),
+            doc,
+            reports,
+        });
     }
+    Ok(out)
+}
+
+/// Reads and merges `files`; the first file that is not a report ends it with [`Error::Report`].
+pub fn merge_files(files: &[PathBuf]) -> Result<fleet::Merged, Error> {
+    let reports: Vec<fleet::NodeReport> = read_sources(files)?
+        .into_iter()
+        .flat_map(|s| s.reports)
+        .collect();
     Ok(fleet::merge(&reports))
+}
+
+/// Writes the HTML page of `sources` to `path`, atomically.
+pub fn write_html(path: &Path, title: &str, sources: &[html::Source]) -> Result<(), Error> {
+    let text = html::render(&html::page(title, sources))
+        .map_err(|e| Error::Output(std::io::Error::other(e)))?;
+    super::suite::write_atomic(path, text.as_bytes())
 }
 
 fn render(m: &fleet::Merged, format: MergeFormatArg, out: &mut dyn Write) -> std::io::Result<()> {
@@ -39,8 +64,21 @@ fn render(m: &fleet::Merged, format: MergeFormatArg, out: &mut dyn Write) -> std
     }
 }
 
+fn exit_code(m: &fleet::Merged) -> i32 {
+    if m.failed() {
+        crate::error::EXIT_FAILED
+    } else {
+        crate::error::EXIT_OK
+    }
+}
+
 fn merge(a: MergeArgs, out: &mut dyn Write) -> Result<i32, Error> {
-    let m = merge_files(&a.files)?;
+    let sources = read_sources(&a.files)?;
+    let reports: Vec<fleet::NodeReport> = sources.iter().flat_map(|s| s.reports.clone()).collect();
+    let m = fleet::merge(&reports);
+    if let Some(path) = &a.html {
+        write_html(path, "rocmenv report merge", &sources)?;
+    }
     match &a.output {
         Some(path) => {
             let mut buf = Vec::new();
@@ -49,7 +87,22 @@ fn merge(a: MergeArgs, out: &mut dyn Write) -> Result<i32, Error> {
         }
         None => super::written(render(&m, a.format, out))?,
     }
-    Ok(if m.failed() {
+    Ok(exit_code(&m))
+}
+
+fn page(a: HtmlArgs, out: &mut dyn Write) -> Result<i32, Error> {
+    let sources = read_sources(&a.files)?;
+    let p = html::page(&a.title, &sources);
+    let text = html::render(&p).map_err(|e| Error::Output(std::io::Error::other(e)))?;
+    super::suite::write_atomic(&a.output, text.as_bytes())?;
+    super::written(writeln!(
+        out,
+        "rocmenv report html: wrote {} ({} nodes, {} charts)",
+        a.output.display(),
+        p.nodes.len(),
+        p.charts.len()
+    ))?;
+    Ok(if p.failed {
         crate::error::EXIT_FAILED
     } else {
         crate::error::EXIT_OK
@@ -60,5 +113,6 @@ fn merge(a: MergeArgs, out: &mut dyn Write) -> Result<i32, Error> {
 pub fn exec(a: ReportArgs, out: &mut dyn Write) -> Result<i32, Error> {
     match a.action {
         ReportCommand::Merge(m) => merge(m, out),
+        ReportCommand::Html(h) => page(h, out),
     }
 }

@@ -187,20 +187,41 @@ fn stem(path: &Path) -> String {
 
 /// Reads `text` (the contents of `path`) as one report, or as the nodes of a merge.
 pub fn parse(path: &Path, text: &str) -> Result<Vec<NodeReport>, Why> {
+    parse_doc(path, text).map(|(_, reports)| reports)
+}
+
+/// [`parse`], also returning the JSON document (the HTML page reads more of it than the table does).
+pub fn parse_doc(path: &Path, text: &str) -> Result<(Value, Vec<NodeReport>), Why> {
     if text.trim().is_empty() {
         return Err("is empty".into());
     }
     let doc: Value = serde_json::from_str(text).map_err(|e| format!("is not JSON ({e})"))?;
+    let reports = reports_of(path, &doc)?;
+    Ok((doc, reports))
+}
+
+fn reports_of(path: &Path, doc: &Value) -> Result<Vec<NodeReport>, Why> {
     if !doc.is_object() {
         return Err("is JSON but not an object".into());
     }
+    let is_suite = matches!(
+        doc.get("kind").and_then(Value::as_str),
+        Some("smoke" | "bench")
+    );
     match doc.get("schema_version").and_then(Value::as_u64) {
         Some(1) => {}
+        // A suite result of schema_version 2 adds fields (each test's device, a metric's `better`) merge can ignore.
+        Some(2) if is_suite => {}
+        Some(v) if is_suite => {
+            return Err(format!(
+                "has schema_version {v}; this rocmenv reads 1 and 2"
+            ))
+        }
         Some(v) => return Err(format!("has schema_version {v}; this rocmenv reads 1")),
         None => return Err("has no schema_version: not a rocmenv report".into()),
     }
     let file = path.display().to_string();
-    let node = opt_text(&doc, "node")
+    let node = opt_text(doc, "node")
         .filter(|n| !n.trim().is_empty())
         .unwrap_or_else(|| stem(path));
     let one = |kind: &str, entries: Vec<Entry>| {
@@ -212,13 +233,13 @@ pub fn parse(path: &Path, text: &str) -> Result<Vec<NodeReport>, Why> {
         }])
     };
     match doc.get("kind").and_then(Value::as_str) {
-        Some(k @ ("smoke" | "bench")) => one(k, suite(&doc, k)?),
-        Some("validate") => one("validate", validate(&doc)?),
-        Some("merge") => merged(&doc, &file),
+        Some(k @ ("smoke" | "bench")) => one(k, suite(doc, k)?),
+        Some("validate") => one("validate", validate(doc)?),
+        Some("merge") => merged(doc, &file),
         Some(other) => Err(format!(
             "has kind `{other}` (merge reads doctor, smoke, bench, validate and merge reports)"
         )),
-        None if doc.get("checks").is_some() => one("doctor", doctor(&doc)?),
+        None if doc.get("checks").is_some() => one("doctor", doctor(doc)?),
         None => Err("has neither `kind` nor `checks`: not a rocmenv report".into()),
     }
 }
