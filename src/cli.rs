@@ -856,12 +856,13 @@ pub struct MatrixArgs {
 /// The questions `rocmenv matrix` answers.
 #[derive(Debug, Subcommand)]
 pub enum MatrixCommand {
-    /// One ROCm release: distros and kernels, gfx targets, driver window, PyTorch, rocm/pytorch images, notes,
-    /// source and unconfirmed fields. `7.2` means the newest 7.2.x.
+    /// One ROCm release: stream and status, distros and kernels, gfx targets, driver window, PyTorch, images,
+    /// notes, source and unconfirmed fields. `7.2` means the newest 7.2.x, `10` the newest 10.x. Without a
+    /// release: every release with its stream (legacy, core-sdk) and status (production, preview).
     Rocm {
-        /// The release, e.g. 7.2.4 or 6.2.
+        /// The release, e.g. 10.1.0, 7.2.4 or 6.2.
         #[arg(value_name = "X.Y[.Z]")]
-        release: String,
+        release: Option<String>,
     },
     /// How a gfx target runs on each ROCm release: native, through HSA_OVERRIDE_GFX_VERSION, or not;
     /// and the GPUs that have it.

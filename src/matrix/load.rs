@@ -472,6 +472,16 @@ fn validate_rocm(f: &RocmFile, src: &(String, String)) -> Result<(), MatrixError
     if f.releases.is_empty() {
         return Err(fail(src, "releases", "", 0, "has no releases".into()));
     }
+    for l in &f.left_out {
+        check_provenance(
+            src,
+            line_of(&src.1, "why", &l.why, 0),
+            &format!("left_out {}", l.series.join(", ")),
+            &l.provenance,
+            fields::LEFT_OUT,
+            false,
+        )?;
+    }
     let mut seen = BTreeSet::new();
     for r in &f.releases {
         let v = r.version.to_string();
