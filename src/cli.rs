@@ -564,17 +564,19 @@ pub struct SuiteArgs {
     #[arg(long, conflicts_with = "image")]
     pub host: bool,
 
-    /// The Python interpreter that has torch.
-    #[arg(long, value_name = "PATH", default_value = "python3")]
-    pub python: String,
+    /// The Python interpreter that has torch. Default: `python3` in an image; on the host, the first python on PATH
+    /// (python3, python, python3.N) that imports torch, named when the run starts.
+    #[arg(long, value_name = "PATH")]
+    pub python: Option<String>,
 
     /// Whose GPUs to use. Default: AMD when the host has AMD GPUs, else NVIDIA, else the CPU.
     #[arg(long, value_enum)]
     pub vendor: Option<VendorArg>,
 
-    /// Use only this GPU: its number in doctor's `#` column (AMD: HIP_VISIBLE_DEVICES order; NVIDIA: nvidia-smi's).
-    #[arg(long, value_name = "N")]
-    pub gpu: Option<usize>,
+    /// Test only these GPUs (comma-separated or repeated): their numbers in doctor's `#` column (AMD: KFD order;
+    /// NVIDIA: nvidia-smi's). Default: every GPU of the vendor. One GPU is the only one mapped into a container.
+    #[arg(long, value_name = "N[,M]", value_delimiter = ',')]
+    pub gpu: Vec<usize>,
 
     /// How confined the container is (with --image): `default` uses what the vendors document (AMD: seccomp=unconfined and
     /// --ipc=host; NVIDIA: --ipc=host); `strict` uses Docker's default seccomp profile plus only the NUMA calls
@@ -586,11 +588,11 @@ pub struct SuiteArgs {
     #[arg(long, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..))]
     pub timeout: Option<u64>,
 
-    /// Write the result document (JSON, schema_version 1) to this file.
+    /// Write the result document (JSON, schema_version 2: one test entry per device) to this file.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
 
-    /// Write JUnit XML to this file: one test case per test, failures with the reason and the fix.
+    /// Write JUnit XML to this file: one test case per test and device, failures with the reason and the fix.
     #[arg(long, value_name = "FILE")]
     pub junit: Option<PathBuf>,
 }
@@ -609,6 +611,10 @@ pub struct SmokeArgs {
     /// Run only these tests (comma-separated or repeated), e.g. `--only numerics,gemm`.
     #[arg(long, value_name = "NAME", value_delimiter = ',')]
     pub only: Vec<String>,
+
+    /// Fail (exit 1) when the host, or torch in the run, shows fewer than N GPUs: a node that lost one is not healthy.
+    #[arg(long, value_name = "N")]
+    pub expect_gpus: Option<usize>,
 }
 
 /// A precision for `rocmenv bench`.
@@ -680,7 +686,8 @@ pub struct BenchArgs {
     #[arg(long, value_name = "FILE")]
     pub baseline: Vec<PathBuf>,
 
-    /// Write this run's figures as a baselines file, for later --baseline.
+    /// Add this run's figures to a baselines file (created when missing; a figure with the same device, test, metric
+    /// and parameters is replaced, the others kept), for later --baseline.
     #[arg(long, value_name = "FILE")]
     pub save_baseline: Option<PathBuf>,
 
@@ -688,7 +695,7 @@ pub struct BenchArgs {
     #[arg(long, value_name = "PERCENT", default_value_t = 10.0)]
     pub threshold: f64,
 
-    /// Exit 1 when a figure regressed past --threshold (otherwise it is a warning).
+    /// Exit 1 when a figure regressed past --threshold, or when a --baseline matched no figure (otherwise a warning).
     #[arg(long)]
     pub fail_on_regression: bool,
 }

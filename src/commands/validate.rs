@@ -478,6 +478,7 @@ impl Run<'_> {
                 config::SmokeLevel::Full => LevelArg::Full,
             },
             only: Vec::new(),
+            expect_gpus: None,
         };
         if let Err(e) = super::smoke::exec(args, self.matrices.clone(), self.style, out, err) {
             return (
@@ -656,9 +657,9 @@ fn suite_args(s: &StackConfig, tag: &str, timeout: u64, json: &Path) -> SuiteArg
     SuiteArgs {
         image: Some(tag.to_string()),
         host: false,
-        python: "python3".into(),
+        python: None,
         vendor: cpu_only.then_some(crate::cli::VendorArg::Cpu),
-        gpu: None,
+        gpu: Vec::new(),
         timeout: Some(timeout),
         json: Some(json.to_path_buf()),
         junit: None,
