@@ -113,9 +113,12 @@ pub enum Command {
         #[arg(long)]
         json: bool,
         /// Remove every labelled container, also those of live runs (running ones are killed, and their
-        /// `rocmenv run` then fails with 125).
+        /// `rocmenv run` then fails with 125); with --images, the newest image of each stack too.
         #[arg(long)]
         all: bool,
+        /// Also remove the images rocmenv built that no container uses, keeping the newest of each stack.
+        #[arg(long)]
+        images: bool,
     },
     /// Print a Kubernetes manifest that checks GPU nodes where they run: a Job (one node) or a DaemonSet (every GPU
     /// node) that asks for `amd.com/gpu` / `nvidia.com/gpu`, lands only on nodes the GPU operators label, reads the node
@@ -398,6 +401,15 @@ pub struct DoctorArgs {
     /// Seconds an external tool may run with --deep.
     #[arg(long, default_value_t = 10, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..=600))]
     pub tool_timeout: u64,
+
+    /// Check one area (system, gpu, driver, devices, userspace, runtime, environment, topology, containers, tools)
+    /// or one check by id (docker.daemon) or id prefix (docker).
+    #[arg(long, value_name = "ID|AREA")]
+    pub only: Option<String>,
+
+    /// Fail (exit 1) when the node shows fewer than N GPUs: one that fell off the bus fails no other check.
+    #[arg(long, value_name = "N")]
+    pub expect_gpus: Option<usize>,
 }
 
 /// Flags of `rocmenv build`.
@@ -470,6 +482,10 @@ pub struct ValidateArgs {
     /// Write a Markdown summary here.
     #[arg(long, value_name = "FILE")]
     pub markdown: Option<PathBuf>,
+
+    /// Fail (exit 1) when the runner shows fewer than N GPUs (doctor's `gpu.count` case).
+    #[arg(long, value_name = "N")]
+    pub expect_gpus: Option<usize>,
 }
 
 /// Flags of `rocmenv run`.
@@ -554,17 +570,19 @@ pub struct SuiteArgs {
     #[arg(long, conflicts_with = "image")]
     pub host: bool,
 
-    /// The Python interpreter that has torch.
-    #[arg(long, value_name = "PATH", default_value = "python3")]
-    pub python: String,
+    /// The Python interpreter that has torch. Default: `python3` in an image; on the host, the first python on PATH
+    /// (python3, python, python3.N) that imports torch, named when the run starts.
+    #[arg(long, value_name = "PATH")]
+    pub python: Option<String>,
 
     /// Whose GPUs to use. Default: AMD when the host has AMD GPUs, else NVIDIA, else the CPU.
     #[arg(long, value_enum)]
     pub vendor: Option<VendorArg>,
 
-    /// Use only this GPU: its number in doctor's `#` column (AMD: HIP_VISIBLE_DEVICES order; NVIDIA: nvidia-smi's).
-    #[arg(long, value_name = "N")]
-    pub gpu: Option<usize>,
+    /// Test only these GPUs (comma-separated or repeated): their numbers in doctor's `#` column (AMD: KFD order;
+    /// NVIDIA: nvidia-smi's). Default: every GPU of the vendor. One GPU is the only one mapped into a container.
+    #[arg(long, value_name = "N[,M]", value_delimiter = ',')]
+    pub gpu: Vec<usize>,
 
     /// How confined the container is (with --image): `default` uses what the vendors document (AMD: seccomp=unconfined and
     /// --ipc=host; NVIDIA: --ipc=host); `strict` uses Docker's default seccomp profile plus only the NUMA calls
@@ -576,11 +594,11 @@ pub struct SuiteArgs {
     #[arg(long, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..))]
     pub timeout: Option<u64>,
 
-    /// Write the result document (JSON, schema_version 1) to this file.
+    /// Write the result document (JSON, schema_version 2: one test entry per device) to this file.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
 
-    /// Write JUnit XML to this file: one test case per test, failures with the reason and the fix.
+    /// Write JUnit XML to this file: one test case per test and device, failures with the reason and the fix.
     #[arg(long, value_name = "FILE")]
     pub junit: Option<PathBuf>,
 }
@@ -599,6 +617,10 @@ pub struct SmokeArgs {
     /// Run only these tests (comma-separated or repeated), e.g. `--only numerics,gemm`.
     #[arg(long, value_name = "NAME", value_delimiter = ',')]
     pub only: Vec<String>,
+
+    /// Fail (exit 1) when the host, or torch in the run, shows fewer than N GPUs: a node that lost one is not healthy.
+    #[arg(long, value_name = "N")]
+    pub expect_gpus: Option<usize>,
 }
 
 /// A precision for `rocmenv bench`.
@@ -670,7 +692,8 @@ pub struct BenchArgs {
     #[arg(long, value_name = "FILE")]
     pub baseline: Vec<PathBuf>,
 
-    /// Write this run's figures as a baselines file, for later --baseline.
+    /// Add this run's figures to a baselines file (created when missing; a figure with the same device, test, metric
+    /// and parameters is replaced, the others kept), for later --baseline.
     #[arg(long, value_name = "FILE")]
     pub save_baseline: Option<PathBuf>,
 
@@ -678,7 +701,7 @@ pub struct BenchArgs {
     #[arg(long, value_name = "PERCENT", default_value_t = 10.0)]
     pub threshold: f64,
 
-    /// Exit 1 when a figure regressed past --threshold (otherwise it is a warning).
+    /// Exit 1 when a figure regressed past --threshold, or when a --baseline matched no figure (otherwise a warning).
     #[arg(long)]
     pub fail_on_regression: bool,
 }
@@ -959,6 +982,13 @@ pub enum MatrixCommand {
     },
     /// Validate the matrices (--matrices DIR, or the built-in set) and print what they hold.
     Check,
+    /// Look up a GPU by name (MI300X, "RX 7900 XTX", H100) or PCI device id (0x744c, 1002:744c): its target,
+    /// architecture, VRAM and peaks, and for AMD how its gfx target runs on each ROCm release.
+    Gpu {
+        /// A name or part of one (any case), or a PCI device id.
+        #[arg(value_name = "NAME|PCI-ID")]
+        query: String,
+    },
 }
 
 /// The exit code for arguments clap refused: `run` exits like `docker run` (125 when its own flags are wrong),
@@ -991,4 +1021,54 @@ mod usage_tests {
         assert_eq!(usage_exit_code(&["doctor", "--bogus"]), 2);
         assert_eq!(usage_exit_code(&["--bogus"]), 2);
     }
+}
+
+/// clap's usage error (`error: …`, tips, a usage block, a pointer to --help) as one line, `rocmenv: …`, as every
+/// other error is: the message, its indented items and tips, and the command whose --help to read.
+/// `args` (without the program name) name the subcommand when clap's message has no usage line.
+pub fn one_line_usage_error<S: AsRef<str>>(rendered: &str, args: &[S]) -> String {
+    use clap::CommandFactory;
+    let mut lines = rendered.lines();
+    let first = lines.next().unwrap_or_default();
+    let mut msg = first
+        .strip_prefix("error: ")
+        .unwrap_or(first)
+        .trim()
+        .to_string();
+    let mut it = args.iter().map(AsRef::as_ref);
+    let mut sub = None;
+    while let Some(a) = it.next() {
+        if a == "--matrices" {
+            it.next();
+        } else if !a.starts_with('-') {
+            sub = Cli::command()
+                .get_subcommands()
+                .any(|c| c.get_name() == a)
+                .then(|| a.to_string());
+            break;
+        }
+    }
+    let mut command = sub.map_or("rocmenv".to_string(), |s| format!("rocmenv {s}"));
+    let (mut items, mut tips) = (Vec::new(), Vec::new());
+    for l in lines {
+        let t = l.trim();
+        if let Some(usage) = t.strip_prefix("Usage: ") {
+            let words: Vec<&str> = usage
+                .split_whitespace()
+                .take_while(|w| !w.starts_with(['[', '<', '-']))
+                .collect();
+            command = words.join(" ");
+        } else if let Some(tip) = t.strip_prefix("tip: ") {
+            tips.push(tip.to_string());
+        } else if !t.is_empty() && !t.starts_with("For more information") && l.starts_with(' ') {
+            items.push(t.to_string());
+        }
+    }
+    if !items.is_empty() {
+        msg = format!("{}: {}", msg.trim_end_matches(':'), items.join(", "));
+    }
+    for t in tips {
+        msg.push_str(&format!("; tip: {t}"));
+    }
+    format!("rocmenv: {msg} (see `{command} --help`)")
 }

@@ -123,13 +123,15 @@ pub enum Error {
     /// There is no GPU to work for.
     #[error("{0}")]
     NoGpu(String),
-    /// No Docker-compatible daemon answers at the endpoint.
-    #[error("no container engine answers at {endpoint}: {why} (start dockerd, or point DOCKER_HOST at a running daemon, e.g. unix:///run/podman/podman.sock)")]
+    /// No Docker-compatible daemon could be used at the endpoint: no socket, permission denied, or no answer.
+    #[error("{} at {endpoint}: {why} ({})", reason.headline(), reason.fix())]
     DaemonUnreachable {
         /// The endpoint tried (`unix:///var/run/docker.sock`).
         endpoint: String,
         /// What the connection said.
         why: String,
+        /// Which of the failures it was, which decides the one fix given.
+        reason: crate::engine::Unreachable,
     },
     /// A Docker context named by `DOCKER_CONTEXT` or `currentContext` cannot be used.
     #[error("docker context {name} (named by {via}): {why}")]

@@ -13,7 +13,19 @@ fn main() {
             } else {
                 0
             };
-            let _ = e.print();
+            use clap::error::ErrorKind;
+            match e.kind() {
+                ErrorKind::DisplayHelp
+                | ErrorKind::DisplayVersion
+                | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+                    let _ = e.print();
+                }
+                // A usage error is one `rocmenv:` line like every other error (README's promise).
+                _ => eprintln!(
+                    "{}",
+                    rocmenv::cli::one_line_usage_error(&e.render().to_string(), &args)
+                ),
+            }
             std::process::exit(code);
         }
     };

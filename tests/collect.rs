@@ -306,10 +306,27 @@ fn redact_leaves_no_host_user_or_secret_in_the_bundle() {
                 "http://bob:hunter2hunter2@proxy.example:3128",
             ),
             ("HOSTNAME", &host),
+            ("ROCMENV_UNRELATED_NAME", "rocmenv-unrelated-value"),
+            ("HIP_VISIBLE_DEVICES", "0"),
         ],
     );
     ok(&o);
     let bytes = archive_bytes(&bundle);
+    // Issue 25: the whole environment was recorded (PWD, PATH, container names); only what doctor reads stays.
+    let rec = String::from_utf8(entries(&bundle)[".rocmenv/recorded.yaml"].2.clone()).unwrap();
+    for gone in [
+        "ROCMENV_UNRELATED_NAME",
+        "rocmenv-unrelated-value",
+        "PWD:",
+        "HOME:",
+    ] {
+        assert!(!rec.contains(gone), "{gone} is in recorded.yaml:\n{rec}");
+    }
+    assert!(
+        rec.contains("HIP_VISIBLE_DEVICES: '0'") || rec.contains("HIP_VISIBLE_DEVICES: \"0\""),
+        "{rec}"
+    );
+    assert!(rec.contains("PATH:"), "{rec}");
     assert!(
         !has_word(&bytes, &host),
         "the host name `{host}` is in the bundle"
@@ -341,6 +358,7 @@ fn redact_leaves_no_host_user_or_secret_in_the_bundle() {
         note.contains("host names: ") && !note.contains("host names: 0"),
         "{note}"
     );
+    assert!(note.contains("environment variables left out: "), "{note}");
     // Still a bundle doctor reads (exit 0 or 1: the checks' verdict, not an error).
     let o = rocmenv(&["doctor", "--json", "--sysroot", b], d.path(), &[]);
     assert!(

@@ -63,14 +63,17 @@ fn embedded_rocm_facts() {
     // rocBLAS 6.4.0 ships no gfx906 TensileLibrary (ROCm/legacy-rocm-build#4625), so the wheel's gfx906 code alone
     // does not make it built.
     assert!(!r640.builds(gfx("gfx906")));
-    assert!(!r600.builds(gfx("gfx900")));
+    // 6.0.0's rocBLAS (ROCm/legacy-rocm-build#3015) and its rocm6.0 wheel (pytorch/builder@b9d2b93c) both ship
+    // gfx900, so the MI25 target AMD lists as unsupported is built there; the wheel has no gfx1101 code.
+    assert!(r600.builds(gfx("gfx900")));
+    assert!(!r600.builds(gfx("gfx1101")));
     let r720 = m.rocm_release("7.2.0").unwrap();
     assert_eq!(
         r720.gfx_status(gfx("gfx1151")).unwrap().status,
         SupportStatus::Experimental
     );
 
-    // Kernel-driver windows (alanina CSV row "AMD GPU Driver").
+    // Kernel-driver windows (historical CSV row "AMD GPU Driver").
     let r62 = m.rocm_release("6.2").unwrap();
     assert!(r62.accepts_driver(&v("6.0.3")) && r62.accepts_driver(&v("6.4.1")));
     assert!(!r62.accepts_driver(&v("5.7.1")));

@@ -118,7 +118,7 @@ fn the_quick_level_passes_on_the_host_cpu() {
     ]);
     let out = succeeded(&o);
     let doc = json(&j);
-    assert_eq!(doc["schema_version"], 1);
+    assert_eq!(doc["schema_version"], 2);
     assert_eq!(doc["level"], "quick");
     assert_eq!(doc["device"]["kind"], "cpu");
     assert!(
@@ -329,9 +329,260 @@ fn bench_saves_and_compares_a_baseline() {
     let o = rocmenv(&again);
     let out = succeeded(&o);
     assert!(out.contains("(regression)"), "{out}");
+    // Issue 25: the summary counts it, so the exit 1 below never stands beside a bare "0 fail".
+    assert!(
+        out.contains("1 pass, 0 fail, 0 skip, 1 regression"),
+        "{out}"
+    );
     assert!(String::from_utf8_lossy(&o.stderr).contains("regressed past --threshold 10%"));
     again.push("--fail-on-regression");
     assert_eq!(rocmenv(&again).status.code(), Some(1));
+}
+
+/// Issue 25: `--save-baseline` adds to a file (the same figure replaced, others kept); a file that is not a baselines
+/// document is refused before the run and left as it was; a `--baseline` that matches nothing is reported, and
+/// fails the run under --fail-on-regression.
+#[test]
+fn baselines_are_never_lost_and_a_baseline_that_matches_nothing_is_reported() {
+    if !torch("baseline merge") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let base = dir.path().join("base.yaml");
+    let resnet = "schema_version: 1\nbaselines:\n- device: cpu\n  test: resnet50\n  metric: throughput\n  params:\n    batch: 4\n  value: 7.0\n  unit: images/s\n  source: a team run\n";
+    std::fs::write(&base, resnet).unwrap();
+    let gemm = [
+        "bench", "--host", "--python", PYTHON, "--vendor", "cpu", "--model", "gemm", "--iters", "2",
+    ];
+    let mut save = gemm.to_vec();
+    save.extend(["--save-baseline", base.to_str().unwrap()]);
+    let out = succeeded(&rocmenv(&save));
+    assert!(out.contains("(0 replaced, 1 kept)"), "{out}");
+    let out = succeeded(&rocmenv(&save));
+    assert!(out.contains("replaced, 1 kept)"), "{out}");
+    let saved = std::fs::read_to_string(&base).unwrap();
+    assert!(
+        saved.contains("test: resnet50") && saved.contains("test: gemm"),
+        "{saved}"
+    );
+    assert_eq!(saved.matches("metric: throughput").count(), 2, "{saved}");
+    // No temporary file is left beside it.
+    let names: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(names.len(), 1, "{names:?}");
+
+    let not_baselines = dir.path().join("notes.yaml");
+    std::fs::write(&not_baselines, "shopping: [milk]\n").unwrap();
+    let mut refuse = gemm.to_vec();
+    refuse.extend(["--save-baseline", not_baselines.to_str().unwrap()]);
+    let o = rocmenv(&refuse);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(o.stdout.is_empty() || !String::from_utf8_lossy(&o.stdout).contains("gemm"));
+    assert_eq!(
+        std::fs::read_to_string(&not_baselines).unwrap(),
+        "shopping: [milk]\n"
+    );
+
+    // A baseline for resnet50 batch 4 against a gemm run: no comparison happens, and that is said.
+    let only_resnet = dir.path().join("resnet.yaml");
+    std::fs::write(&only_resnet, resnet).unwrap();
+    let mut compare = gemm.to_vec();
+    compare.extend(["--baseline", only_resnet.to_str().unwrap()]);
+    let o = rocmenv(&compare);
+    succeeded(&o);
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        e.contains("rocmenv: note: --baseline")
+            && e.contains("matches no figure of this run")
+            && e.contains("resnet50 throughput on cpu (batch 4)"),
+        "{e}"
+    );
+    compare.push("--fail-on-regression");
+    let o = rocmenv(&compare);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("rocmenv: error: --baseline"));
+}
+
+/// A directory holding one executable script `name`.
+fn script(dir: &Path, name: &str, body: &str) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::create_dir_all(dir).unwrap();
+    let p = dir.join(name);
+    std::fs::write(&p, format!("#!/bin/sh\n{body}\n")).unwrap();
+    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+/// Issue 25: without --python, `smoke --host` passes over a python3 that lacks torch, uses the first python on
+/// PATH that has it and names it; when none has it, one line names each one tried and --python.
+#[test]
+fn the_host_interpreter_is_found_and_named() {
+    if !torch("interpreter search") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (venv, system) = (dir.path().join("venv"), dir.path().join("system"));
+    script(
+        &venv,
+        "python3",
+        "echo \"ModuleNotFoundError: No module named 'torch'\" >&2; exit 1",
+    );
+    script(&system, "python", &format!("exec {PYTHON} \"$@\""));
+    let path = std::env::join_paths([&venv, &system]).unwrap();
+    let run = |path: &std::ffi::OsStr| {
+        Command::new(env!("CARGO_BIN_EXE_rocmenv"))
+            .args([
+                "smoke",
+                "--host",
+                "--vendor",
+                "cpu",
+                "--only",
+                "environment",
+            ])
+            .env("PATH", path)
+            .env("NO_COLOR", "1")
+            .env_remove("ROCMENV_MATRICES")
+            .output()
+            .unwrap()
+    };
+    let o = run(&path);
+    succeeded(&o);
+    let e = String::from_utf8_lossy(&o.stderr);
+    let expect = format!(
+        "rocmenv: python: {} (the first python on PATH that imports torch; passed over: {} (ModuleNotFoundError: No module named 'torch'))",
+        system.join("python").display(),
+        venv.join("python3").display()
+    );
+    assert!(e.contains(&expect), "{e}");
+
+    let o = run(venv.as_os_str());
+    assert_eq!(o.status.code(), Some(3));
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(e.lines().count(), 1, "{e}");
+    assert!(
+        e.starts_with("rocmenv: no python on PATH imports torch: ")
+            && e.contains(&venv.join("python3").display().to_string())
+            && e.trim_end()
+                .ends_with("name the interpreter that has torch with --python PATH"),
+        "{e}"
+    );
+}
+
+/// True when this machine shows a GPU to doctor (then the no-GPU checks cannot run here).
+fn host_has_gpu() -> bool {
+    let o = rocmenv(&["doctor", "--json"]);
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap_or_default();
+    doc["host"]["gpus"]
+        .as_array()
+        .is_some_and(|g| !g.is_empty())
+}
+
+/// Issue 25: on a host without a GPU, smoke fails unless --vendor cpu was given; --expect-gpus fails a node that
+/// shows fewer GPUs. Each says so in one line.
+#[test]
+fn no_gpu_fails_smoke_unless_the_cpu_is_asked_for() {
+    if host_has_gpu() {
+        eprintln!("SKIP no_gpu_fails_smoke: this machine has a GPU");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    // A suite that would pass: if smoke ran it, the exit code would be 0.
+    let py = fake_python(dir.path(), "exit 0");
+    let o = rocmenv(&["smoke", "--host", "--python", py.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(e.lines().count(), 1, "{e}");
+    assert!(
+        e.starts_with("rocmenv: smoke: this host shows no GPU") && e.contains("--vendor cpu"),
+        "{e}"
+    );
+    let o = rocmenv(&[
+        "smoke",
+        "--host",
+        "--vendor",
+        "cpu",
+        "--expect-gpus",
+        "1",
+        "--python",
+        py.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(
+        e.trim_end(),
+        "rocmenv: --expect-gpus 1: this host shows 0 GPUs (rocmenv doctor lists them)"
+    );
+    let o = rocmenv(&["smoke", "--host", "--vendor", "cpu", "--gpu", "0"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--vendor cpu uses no GPU"));
+}
+
+/// Issue 21: a schema-2 document's per-device entries stay per device in the JSON, get a row and a JUnit case each,
+/// a passing test's note shows, and a failure names its device.
+#[test]
+fn per_device_entries_reach_rows_json_and_junit() {
+    let dir = tempfile::tempdir().unwrap();
+    let entry = |device: &str, status: &str, reason: &str| {
+        format!(
+            r#"{{"name": "gemm", "status": "{status}", "reason": {reason}, "fix": null, "device": {device}, "metrics": [], "params": {{}}, "duration_s": 0.1}}"#
+        )
+    };
+    let tests = [
+        r#"{"name": "environment", "status": "pass", "reason": null, "fix": null, "device": null, "metrics": [], "params": {}, "duration_s": 0.1}"#.to_string(),
+        entry("0", "pass", r#""fp16 skipped: no CPU matmul""#),
+        entry("1", "fail", r#""gemm fp32: row 3000 off by 2.5 (atol 0.01)""#),
+    ];
+    let doc = format!(
+        r#"{{"schema_version": 2, "kind": "smoke", "level": "quick", "device": {{"kind": "cpu", "name": "x", "count": 2, "devices": []}}, "tests": [{}]}}"#,
+        tests.join(",")
+    );
+    let lines: String = tests
+        .iter()
+        .map(|t| format!("echo '@rocmenv-test {t}'\n"))
+        .collect();
+    let py = fake_python(dir.path(), &format!("{lines}echo '{doc}' > \"$5\""));
+    let (j, x) = (dir.path().join("r.json"), dir.path().join("r.xml"));
+    let o = rocmenv(&[
+        "smoke",
+        "--host",
+        "--vendor",
+        "cpu",
+        "--python",
+        py.to_str().unwrap(),
+        "--json",
+        j.to_str().unwrap(),
+        "--junit",
+        x.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("✓ gemm (torch device 0)"), "{out}");
+    assert!(
+        out.contains("      note: fp16 skipped: no CPU matmul"),
+        "{out}"
+    );
+    assert!(
+        out.contains("✗ gemm (torch device 1)")
+            && out.contains("torch device 1: gemm fp32: row 3000 off by 2.5"),
+        "{out}"
+    );
+    let doc = json(&j);
+    assert_eq!(doc["schema_version"], 2);
+    let devices: Vec<_> = doc["tests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["device"].clone())
+        .collect();
+    assert_eq!(devices, [serde_json::Value::Null, 0.into(), 1.into()]);
+    let xml = std::fs::read_to_string(&x).unwrap();
+    assert!(
+        xml.contains(r#"<testcase name="gemm (torch device 0)""#)
+            && xml.contains(r#"<testcase name="gemm (torch device 1)""#)
+            && xml.contains("<system-out>fp16 skipped: no CPU matmul</system-out>"),
+        "{xml}"
+    );
 }
 
 /// The CPU stack built without --with-smoke-tests: rocmenv copies the suite in.

@@ -197,6 +197,45 @@ fn init_then_validate_the_cpu_stack_passes_with_junit_json_and_markdown() {
     assert_eq!(order, want, "steps run in order");
     let md = std::fs::read_to_string(dir.path().join("v.md")).unwrap();
     assert!(md.starts_with("## rocmenv validate: ✅ passed"), "{md}");
+    // Issue 25: the cpu stack's smoke was skipped ("no GPU on this runner") though it runs on the CPU.
+    let smoke: Vec<&serde_json::Value> = jcases.iter().filter(|c| c["step"] == "smoke").collect();
+    assert!(!smoke.is_empty(), "{jcases:?}");
+    assert!(
+        smoke.iter().all(|c| c["status"] != "skip"
+            && !c["summary"]
+                .as_str()
+                .unwrap_or("")
+                .contains("no GPU on this runner")),
+        "{smoke:?}"
+    );
+    // Issue 25: --expect-gpus fails a runner that shows fewer GPUs, here none; doctor's other cases stay softened.
+    let o = rocmenv_in(
+        dir.path(),
+        &[
+            "validate",
+            "--base",
+            BASE,
+            "--expect-gpus",
+            "1",
+            "--json",
+            "e.json",
+        ],
+        &[],
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", show(&o));
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("e.json")).unwrap()).unwrap();
+    let cases = json["stacks"][0]["cases"].as_array().unwrap();
+    let count = cases
+        .iter()
+        .find(|c| c["id"] == "gpu.count")
+        .expect("a gpu.count case");
+    assert_eq!(count["status"], "fail", "{count}");
+    assert_eq!(
+        cases.iter().filter(|c| c["status"] == "fail").count(),
+        1,
+        "only the GPU count fails: {cases:?}"
+    );
     assert_no_leftovers(&d.engine);
 }
 
@@ -404,6 +443,11 @@ fn broken_configs_exit_2_naming_file_and_line() {
         (
             "schema_version: 1\nhost:\n  target: rocm-6.2\n  driver: 550\nstacks: []\n",
             "bad.yaml:4:3: host: unknown field `driver`",
+        ),
+        // Issue 25: an unclosed `[` at the end was reported on line 6 of a 5-line file.
+        (
+            "schema_version: 1\nstacks:\n  - name: cpu\n    stack: cpu\n    pip: [numpy\n",
+            "bad.yaml:5:16: did not find expected ',' or ']'",
         ),
     ];
     for (yaml, want) in cases {

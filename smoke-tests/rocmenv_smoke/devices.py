@@ -124,15 +124,33 @@ def host_memory_bytes():
         return None
 
 
+def _optional(props, name, convert):
+    """A device property newer torch has (pci_bus_id, uuid), converted; None where this torch lacks it."""
+    value = getattr(props, name, None)
+    if value is None:
+        return None
+    try:
+        return convert(value)
+    except (TypeError, ValueError):
+        return None
+
+
 def gpu_devices():
-    """[{index, name, gfx, compute_capability, total_memory_bytes}] for every GPU torch sees."""
+    """[{index, name, gfx, compute_capability, total_memory_bytes, pci_*, uuid}] for every GPU torch sees.
+
+    index is torch's (0..n-1 in this process); the PCI address lets rocmenv map it to the host's GPU number.
+    """
     kind = build_kind()
     out = []
     kfd = kfd_gfx_targets() if kind == "rocm" else []
     for i in range(torch.cuda.device_count()):
         props = torch.cuda.get_device_properties(i)
         d = {"index": i, "name": props.name, "gfx": None, "compute_capability": None,
-             "total_memory_bytes": int(props.total_memory)}
+             "total_memory_bytes": int(props.total_memory),
+             "pci_domain_id": _optional(props, "pci_domain_id", int),
+             "pci_bus_id": _optional(props, "pci_bus_id", int),
+             "pci_device_id": _optional(props, "pci_device_id", int),
+             "uuid": _optional(props, "uuid", str)}
         if kind == "rocm":
             gfx = getattr(props, "gcnArchName", None)
             if not gfx and kfd and len(set(kfd)) == 1:
@@ -157,7 +175,8 @@ def device_info(vendor):
         # A GPU run without a GPU: nothing runs on the CPU instead, so there is no device.
         return {"kind": "cpu", "name": None, "gfx": None, "compute_capability": None, "count": 0, "devices": []}
     cpu = {"index": 0, "name": cpu_name(), "gfx": None, "compute_capability": None,
-           "total_memory_bytes": host_memory_bytes()}
+           "total_memory_bytes": host_memory_bytes(), "pci_domain_id": None, "pci_bus_id": None,
+           "pci_device_id": None, "uuid": None}
     return {"kind": "cpu", "name": cpu["name"], "gfx": None, "compute_capability": None, "count": 1,
             "devices": [cpu]}
 

@@ -64,7 +64,7 @@ def test_int8(ctx):
         t8 = cpu.time_iters(lambda: qmodel(xb), warmup, iters)
     agree, err = agreement_pct(out, ref), rel_error(out, ref)
     ctx.metric("int8_top1_agreement_pct", agree, "%")
-    ctx.metric("int8_max_rel_err", err, "ratio")
+    ctx.metric("int8_max_rel_err", err, "ratio", "lower")
     ctx.metric("int8_cpu_latency_p50_ms", stats.percentile(t8, 50) * 1e3, "ms")
     ctx.metric("fp32_cpu_latency_p50_ms", stats.percentile(t32, 50) * 1e3, "ms")
     ctx.metric("int8_speedup_vs_fp32", stats.mean(t32) / stats.mean(t8), "x")
@@ -73,9 +73,9 @@ def test_int8(ctx):
     min_agree = float(ctx.criterion("min_top1_agreement_pct", 70))
     max_err = float(ctx.criterion("max_rel_err", 0.15))
     if agree < min_agree:
-        ctx.fail("int8 top-1 agreement with fp32 is %.1f%%, below %g%%" % (agree, min_agree))
+        ctx.fail("int8 on cpu: top-1 agreement with fp32 is %.1f%%, below %g%%" % (agree, min_agree))
     if not err <= max_err:
-        ctx.fail("int8 max relative error vs fp32 is %.3g, above %g" % (err, max_err))
+        ctx.fail("int8 on cpu: max relative error vs fp32 is %.3g, above %g" % (err, max_err))
     if ctx.device.is_gpu:
         dev = ctx.device
         m16 = copy.deepcopy(model).to(dev.torch)
@@ -87,9 +87,11 @@ def test_int8(ctx):
             g16 = dev.time_iters(lambda: m16(xg[:batch].half()), warmup, iters)
         a16, e16 = agreement_pct(out16, ref), rel_error(out16, ref)
         ctx.metric("fp16_top1_agreement_pct", a16, "%")
-        ctx.metric("fp16_max_rel_err", e16, "ratio")
+        ctx.metric("fp16_max_rel_err", e16, "ratio", "lower")
         ctx.metric("fp16_gpu_latency_p50_ms", stats.percentile(g16, 50) * 1e3, "ms")
         ctx.metric("fp32_gpu_latency_p50_ms", stats.percentile(g32, 50) * 1e3, "ms")
         ctx.metric("fp16_speedup_vs_fp32_gpu", stats.mean(g32) / stats.mean(g16), "x")
         if a16 < min_agree:
-            ctx.fail("fp16 top-1 agreement with fp32 is %.1f%%, below %g%%" % (a16, min_agree))
+            ctx.fail("fp16 on %s: top-1 agreement with fp32 is %.1f%%, below %g%%" % (ctx.where, a16, min_agree))
+        if not e16 <= max_err:
+            ctx.fail("fp16 on %s: max relative error vs fp32 is %.3g, above %g" % (ctx.where, e16, max_err))

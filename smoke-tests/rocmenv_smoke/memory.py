@@ -1,6 +1,7 @@
 """memory: allocate and free most of the free memory, and a bit-exact host<->device round trip."""
 import torch
 
+from . import faults
 from .devices import is_oom
 from .result import Failed
 
@@ -29,6 +30,17 @@ def fill_blocks(device, target_bytes, block_bytes):
     return blocks, total
 
 
+def block_diff(b, value):
+    """None when every byte of the block holds value (compared on its device), else "N of M bytes differ, ..."."""
+    ne = b.ne(value)
+    count = int(ne.sum())
+    if not count:
+        return None
+    first = int(torch.nonzero(ne)[0, 0])
+    return "%d of %d bytes differ, first at offset %d (0x%02x, expected 0x%02x)" % (
+        count, b.numel(), first, int(b[first]), value)
+
+
 def test_memory(ctx):
     device = ctx.device
     block = int(ctx.param("block_mb", 16)) * MIB
@@ -46,16 +58,21 @@ def test_memory(ctx):
     blocks = []
     try:
         blocks, got = fill_blocks(device, target, block)
-        # Every block must still hold what was written into it.
-        for i, b in enumerate(blocks):
-            if int(b[0]) != i % 251 or int(b[-1]) != i % 251:
-                ctx.fail("block %d lost its contents" % i)
+        if faults.on("memory-block") and blocks:
+            blocks[len(blocks) // 2][-1:].add_(1)
+        # Every byte of every block must still hold what was written into it (compared where the block lives).
+        for i in range(len(blocks)):
+            bad = block_diff(blocks[i], i % 251)
+            if bad:
+                ctx.fail("memory on %s: block %d of %d (%d MiB each): %s"
+                         % (ctx.where, i, len(blocks), block // MIB, bad))
                 break
     except Exception as e:
         if not is_oom(e):
             raise
         got = sum(b.numel() for b in blocks)
-        raise Failed("out of memory after %d of %d MiB (%s)" % (got // MIB, target // MIB, str(e).splitlines()[0]),
+        raise Failed("memory on %s: out of memory after %d of %d MiB (%s)"
+                     % (ctx.where, got // MIB, target // MIB, str(e).splitlines()[0]),
                      "free the GPU (other processes hold memory) or lower criteria.fraction_of_free")
     finally:
         del blocks[:]
@@ -65,7 +82,7 @@ def test_memory(ctx):
         ctx.metric("memory_fraction_of_free", 100.0 * got / max(free, 1), "%")
         left = torch.cuda.memory_allocated(device.torch) - baseline
         if left > 0:
-            ctx.fail("%d bytes were still allocated after freeing every block" % left)
+            ctx.fail("memory on %s: %d bytes were still allocated after freeing every block" % (ctx.where, left))
     roundtrip(ctx, device, int(ctx.param("roundtrip_mb", 16)) * MIB)
 
 
@@ -77,11 +94,12 @@ def roundtrip(ctx, device, nbytes):
         back = host.clone()
         ctx.note("CPU: the round trip is a copy within host memory")
         if not torch.equal(back, host):
-            ctx.fail("a host memory copy differs from its source")
+            ctx.fail("memory on cpu: a host memory copy differs from its source")
         ctx.metric("roundtrip_bytes", nbytes, "bytes")
         return
     for label, src in (("pageable", host), ("pinned", host.pin_memory())):
         back = src.to(device.torch).to("cpu")
         if not torch.equal(back, host):
-            ctx.fail("%s host->device->host round trip of %d bytes came back different" % (label, nbytes))
+            ctx.fail("memory on %s: %s host->device->host round trip: %d of %d bytes differ"
+                     % (ctx.where, label, int((back != host).sum()), nbytes))
     ctx.metric("roundtrip_bytes", nbytes, "bytes")

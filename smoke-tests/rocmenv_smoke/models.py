@@ -40,7 +40,7 @@ def _tv_version():
         return "?"
 
 
-def check_precision(device, precision, mode):
+def check_precision(device, precision, mode, model_name=None):
     """Raises Skip or Failed when the precision cannot run here; returns a note or None."""
     if precision not in PRECISIONS:
         raise Failed("precision must be one of %s, got %r" % ("|".join(PRECISIONS), precision))
@@ -49,10 +49,15 @@ def check_precision(device, precision, mode):
     if precision == "int8":
         if mode != "infer":
             raise Failed("int8 (dynamic quantisation) is inference only; use mode infer")
+        if model_name is not None and not model_name.startswith("vit_"):
+            # Dynamic INT8 quantises Linear layers only: ResNet-50 would be fp32 convolutions and one int8 Linear.
+            raise Skip("int8 is not measured for %s: dynamic INT8 quantisation covers Linear layers, and its "
+                       "convolutions would run in fp32 on the CPU" % model_name,
+                       "use --precision int8 with --model vit_b_16, whose matmuls are Linear layers")
         if torch.backends.quantized.engine in (None, "none"):
             raise Skip("this torch has no quantized engine for dynamic INT8")
-        return "int8: dynamic quantisation of the Linear layers, which runs on the CPU" + (
-            "" if not device.is_gpu else " (PyTorch has no GPU kernels for it)")
+        return ("int8: dynamic INT8 quantisation of the Linear layers (patch embedding and layer norms stay fp32), "
+                "on the CPU" + ("" if not device.is_gpu else " (PyTorch has no GPU kernels for it)"))
     if not device.is_gpu:
         dt = torch.bfloat16 if precision in ("amp", "bf16") else DTYPES.get(precision)
         if dt is not None and dt != torch.float32 and not cpu_supports(dt):
@@ -146,6 +151,7 @@ def make_step(model, device, mode, precision, batch, image_size, channels_last=F
         return loss
 
     train_step.losses = losses
+    train_step.scaler = scaler
     return train_step, model
 
 
@@ -158,10 +164,36 @@ def quantize_dynamic(model):
     return qd(model.to("cpu"), {torch.nn.Linear}, dtype=torch.qint8)
 
 
+# The smallest image a BatchNorm model can train on at batch 1: ResNet-50 downsamples by 32, and training BatchNorm
+# needs more than one value per channel (2 x 2 at the last stage).
+MIN_IMAGE_AT_BATCH_1 = 64
+# Training steps (warm-up and timed) from which the last loss on the fixed batch must be below the first.
+MIN_TREND_STEPS = 5
+
+
+def check_training(losses, scaler, what, where):
+    """Failure reasons for a training case: every step's loss finite, the loss lower at the end than at the start on
+    its fixed batch, and an AMP loss scale that did not collapse (GradScaler halves it on every overflowing step)."""
+    from .numerics import check_losses, inject_nan
+    values = inject_nan([float(v.float().item()) for v in losses])
+    # Momentum SGD from random weights may overshoot at first: under MIN_TREND_STEPS only finiteness is judged.
+    reasons = check_losses(values, 1.0 if len(values) >= MIN_TREND_STEPS else float("inf"), what, where)
+    if scaler is not None:
+        scale = float(scaler.get_scale())
+        if scale < 1.0:
+            reasons.append("%s on %s: the AMP loss scale collapsed to %.3g (overflowing fp16 gradients at most steps)"
+                           % (what, where, scale))
+    return reasons
+
+
 def run_case(ctx, model_name, mode, precision, batch, image_size, warmup, iters, channels_last=False):
     """Builds, warms up and times one case; returns (per-iteration seconds, peak memory (name, bytes), note)."""
     device = ctx.device
-    note = check_precision(device, precision, mode)
+    note = check_precision(device, precision, mode, model_name)
+    if mode == "train" and batch == 1 and model_name == "resnet50" and image_size < MIN_IMAGE_AT_BATCH_1:
+        ctx.note("image_size %d raised to %d: training BatchNorm at batch 1 needs more than one value per channel"
+                 % (image_size, MIN_IMAGE_AT_BATCH_1))
+        image_size = MIN_IMAGE_AT_BATCH_1
     device.free_memory()
     device.reset_peak_memory()
     model = build(model_name, image_size)
@@ -171,11 +203,12 @@ def run_case(ctx, model_name, mode, precision, batch, image_size, warmup, iters,
     out = step() if mode == "infer" else None
     losses = getattr(step, "losses", None)
     if losses:
-        last = float(losses[-1].float().item())
-        if last != last or last in (float("inf"), float("-inf")):
-            raise Failed("%s %s %s: the training loss is %r" % (model_name, mode, precision, last))
+        reasons = check_training(losses, getattr(step, "scaler", None),
+                                 "%s %s %s" % (model_name, mode, precision), ctx.where)
+        if reasons:
+            raise Failed("; ".join(reasons))
     if out is not None and not bool(torch.isfinite(out.float()).all()):
-        raise Failed("%s %s %s: the output has NaN or Inf" % (model_name, mode, precision))
+        raise Failed("%s %s %s on %s: the output has NaN or Inf" % (model_name, mode, precision, ctx.where))
     peak = timer_device.peak_memory_metric("")
     del model, step
     return times, peak, note

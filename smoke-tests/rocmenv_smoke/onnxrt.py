@@ -9,7 +9,8 @@ import torch
 
 from . import stats
 from .numerics import rel_error, strict_fp32
-from .result import Failed
+from . import faults
+from .result import Failed, exception_line
 
 # In the order of preference; short names become metric names.
 PROVIDERS = (
@@ -19,6 +20,58 @@ PROVIDERS = (
     ("CUDAExecutionProvider", "cuda"),
     ("CPUExecutionProvider", "cpu"),
 )
+
+
+GPU_PROVIDERS = tuple(p for p, _ in PROVIDERS if p != "CPUExecutionProvider")
+
+
+def available_providers(ort):
+    """ONNX Runtime's available providers; the onnx-cpu-only fault stubs the list to the CPU provider alone."""
+    if faults.on("onnx-cpu-only"):
+        return ["CPUExecutionProvider"]
+    return list(ort.get_available_providers())
+
+
+def judge_providers(vendor, ran, available, where):
+    """(reason, fix) when a GPU vendor's run had no GPU provider (ROCm, MIGraphX, CUDA, TensorRT) run, else None:
+    CPU figures must never stand in for the GPU's."""
+    if vendor not in ("amd", "nvidia") or any(p in GPU_PROVIDERS for p in ran):
+        return None
+    return ("onnx on %s: no GPU execution provider ran (ran: %s; available: %s); CPU figures do not count on "
+            "%s host" % (where, ", ".join(ran) or "none", ", ".join(available) or "none",
+                         "an AMD" if vendor == "amd" else "an NVIDIA"),
+            "install onnxruntime with this stack's GPU providers (`rocmenv dockerfile --onnxruntime`: "
+            "onnxruntime-rocm or onnxruntime-migraphx on ROCm, onnxruntime-gpu on CUDA)")
+
+
+def session_providers(provider, device):
+    """The providers argument: the GPU providers get the device's index (torch's, which is ONNX Runtime's too)."""
+    if provider in GPU_PROVIDERS and device.is_gpu:
+        return [(provider, {"device_id": device.index})]
+    return [provider]
+
+
+def bound_runner(ort, sess, provider, xd, device):
+    """A function running the session on an input already in device memory (IOBinding), and how it binds.
+
+    Eager's input is on the device, so ONNX Runtime's must be too; with the CPU provider both are host tensors.
+    """
+    if provider not in GPU_PROVIDERS or not device.is_gpu:
+        feed = {"input": xd.cpu().numpy()}
+        return (lambda: sess.run(None, feed)[0]), "host input"
+    import numpy as np
+    x = xd.contiguous()
+    io = sess.io_binding()
+    io.bind_input(name="input", device_type="cuda", device_id=device.index, element_type=np.float32,
+                  shape=tuple(x.shape), buffer_ptr=x.data_ptr())
+    io.bind_output("logits", device_type="cuda", device_id=device.index)
+
+    def run():
+        sess.run_with_iobinding(io)
+        return io.copy_outputs_to_cpu()[0]
+
+    run.keep = x  # the bound buffer must outlive the binding
+    return run, "IOBinding, input in device memory"
 
 
 def export(model, path, image, opset):
@@ -65,16 +118,14 @@ def run_onnx(ctx, bench):
             xd = x.to(device.torch)
 
             def eager():
-                out = dev_model(xd)
-                device.sync()
-                return out
+                # The output comes back to the host, as ONNX Runtime's does.
+                return dev_model(xd).cpu()
 
             t_eager = _host_times(eager, warmup, iters)
         _report(ctx, "eager", batch, t_eager, bench)
-        available = ort.get_available_providers()
+        available = available_providers(ort)
         ctx.note("onnxruntime %s providers: %s" % (ort.__version__, ", ".join(available)))
-        feed = {"input": x.numpy()}
-        ran = 0
+        ran = []
         for provider, short in PROVIDERS:
             if provider not in available or provider not in wanted:
                 continue
@@ -83,28 +134,38 @@ def run_onnx(ctx, bench):
             opts = ort.SessionOptions()
             opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
             try:
-                sess = ort.InferenceSession(path, sess_options=opts, providers=[provider])
+                sess = ort.InferenceSession(path, sess_options=opts, providers=session_providers(provider, device))
             except Exception as e:
                 ctx.note("%s could not start: %s" % (provider, str(e).splitlines()[0] if str(e) else type(e).__name__))
                 continue
             if sess.get_providers()[:1] != [provider]:
                 ctx.note("%s is listed but the session fell back to %s" % (provider, sess.get_providers()))
                 continue
-            out = torch.from_numpy(sess.run(None, feed)[0])
+            try:
+                runner, how = bound_runner(ort, sess, provider, xd, device)
+                out = torch.from_numpy(runner())
+            except Exception as e:
+                ctx.note("%s: IOBinding failed (%s); timed with a host input" % (provider, exception_line(e)))
+                feed = {"input": x.numpy()}
+                runner, how = (lambda: sess.run(None, feed)[0]), "host input"
+                out = torch.from_numpy(runner())
             diff = rel_error(out, reference)
-            ctx.metric("onnx_%s_max_rel_diff" % short, diff, "ratio")
-            ctx.metric("onnx_%s_max_abs_diff" % short, float((out - reference).abs().max()), "abs")
+            ctx.metric("onnx_%s_max_rel_diff" % short, diff, "ratio", "lower")
+            ctx.metric("onnx_%s_max_abs_diff" % short, float((out - reference).abs().max()), "abs", "lower")
             if not diff <= max_diff:
-                ctx.fail("%s output differs from eager by %.3g (relative), above %g" % (provider, diff, max_diff))
-            times = _host_times(lambda: sess.run(None, feed), warmup, iters)
+                ctx.fail("onnx on %s: %s output differs from eager by %.3g (relative), above %g"
+                         % (ctx.where, provider, diff, max_diff))
+            times = _host_times(runner, warmup, iters)
             _report(ctx, "onnx_" + short, batch, times, bench)
-            ran += 1
-        if ran == 0:
-            raise Failed("no ONNX Runtime execution provider could run the model (available: %s)"
-                         % ", ".join(available), "install onnxruntime with this stack's providers "
+            ctx.note("%s timed with %s" % (provider, how))
+            ran.append(provider)
+        if not ran:
+            raise Failed("onnx on %s: no ONNX Runtime execution provider could run the model (available: %s)"
+                         % (ctx.where, ", ".join(available)), "install onnxruntime with this stack's providers "
                          "(`rocmenv dockerfile --onnxruntime`)")
-        if device.is_gpu and ran == 1 and "CPUExecutionProvider" in available:
-            ctx.note("only the CPU provider ran: this onnxruntime has no GPU provider for this GPU")
+        verdict = judge_providers(ctx.vendor, ran, available, ctx.where)
+        if verdict:
+            ctx.fail(*verdict)
         ctx.note("the ONNX model was exported at batch 1 and run at batch %d (dynamic batch axis, opset %d)"
                  % (batch, opset))
     finally:
@@ -139,8 +200,10 @@ def test_onnx(ctx):
 
 def bench_onnx(ctx):
     run_onnx(ctx, bench=True)
-    # The throughput a benchmark reports: the first (preferred) provider that ran.
-    for _, short in PROVIDERS:
+    # The throughput a benchmark reports: the first (preferred) provider that ran; on a GPU vendor, a GPU provider.
+    for provider, short in PROVIDERS:
+        if ctx.vendor in ("amd", "nvidia") and provider not in GPU_PROVIDERS:
+            continue
         m = [x for x in ctx.metrics if x["name"] == "onnx_%s_qps" % short]
         if m:
             ctx.metric("throughput", m[0]["value"], "images/s")
@@ -148,6 +211,6 @@ def bench_onnx(ctx):
                 v = [x for x in ctx.metrics if x["name"] == "onnx_%s_%s" % (short, stat)]
                 if v:
                     ctx.metric(stat, v[0]["value"], v[0]["unit"])
-            ctx.note("throughput, median_ms, p99_ms and cv_pct are onnx_%s's; ONNX Runtime's memory is not "
-                     "torch's, so no peak memory" % short)
+            ctx.note("throughput, median_ms, p99_ms and cv_pct are onnx_%s's (%s); ONNX Runtime's memory is not "
+                     "torch's, so no peak memory" % (short, provider))
             break

@@ -1,55 +1,125 @@
 """gemm and bandwidth, as smoke tests (one figure per dtype/direction) and as benchmarks (statistics)."""
+import math
+
 import torch
 
-from . import stats
+from . import faults, numerics, stats
 from .devices import DTYPES, cpu_lacks_kernel, is_oom
-from .numerics import DEFAULT_TOLERANCE, rel_error, within
 from .result import Failed, Skip, exception_line, fix_for_error
 
 MIB = 1 << 20
 
 
-def gemm_case(device, n, dtype, warmup, iters, seed=0):
-    """(per-iteration seconds, max rel error of 4 rows against float64) for an n x n x n matmul."""
+def gemm_case(device, n, dtype, warmup, iters, seed=0, tolerance=None, tf32=False):
+    """(per-iteration seconds, check) for an n x n x n matmul; check is freivalds()'s verdict on the whole output."""
     gen = torch.Generator().manual_seed(seed)
-    a_cpu = torch.randn(n, n, generator=gen).to(dtype)
-    b_cpu = torch.randn(n, n, generator=gen).to(dtype)
-    a, b = a_cpu.to(device.torch), b_cpu.to(device.torch)
+    a = torch.randn(n, n, generator=gen).to(dtype).to(device.torch)
+    b = torch.randn(n, n, generator=gen).to(dtype).to(device.torch)
     out = torch.empty(n, n, dtype=dtype, device=device.torch)
     times = device.time_iters(lambda: torch.mm(a, b, out=out), warmup, iters)
-    # Four rows against float64 catch a kernel that is fast because it computes garbage.
-    ref = a_cpu[:4].double() @ b_cpu.double()
-    return times, rel_error(out[:4], ref)
+    if faults.on("gemm-element"):
+        inject_gemm_fault(out)
+    return times, freivalds(a, b, out, DTYPE_NAMES[dtype], tolerance, tf32, seed=seed)
+
+
+DTYPE_NAMES = dict((v, k) for k, v in DTYPES.items())
+CHUNK = 1024  # rows converted to float64 at a time: 64 MiB for n = 8192
+
+
+def inject_gemm_fault(out):
+    """The gemm-element fault: one element two thirds down the output, off by 32 x its row's RMS."""
+    n = out.shape[0]
+    r, c = n - n // 3, 17 % out.shape[1]
+    rms = float(out[r].double().pow(2).mean().sqrt())
+    out[r, c] = float(out[r, c]) + 32.0 * max(rms, 1.0)
+
+
+def _rows64(m, fn):
+    """fn applied to row chunks of m converted to float64, concatenated: float64 work without an n x n copy."""
+    return torch.cat([fn(m[i:i + CHUNK].double()) for i in range(0, m.shape[0], CHUNK)])
+
+
+def freivalds(a, b, out, dtype_name, tolerance=None, tf32=False, vectors=3, seed=0, report_rows=8):
+    """Checks every row of out = a @ b in O(n^2): out @ x against a @ (b @ x) in float64 for random +-1 vectors x.
+
+    Row i's bound: eps_multiple * (eps(dtype) * ||out_i|| + eps(tf32) * s_i) + accumulation_multiple * eps(fp32)
+    * sqrt(n) * s_i, with s_i = sqrt(sum_k a_ik^2 ||b_k||^2): the output's rounding plus fp32 accumulation (and TF32's
+    input rounding). Rows over it are recomputed exactly to report the elements that differ. Returns {ok, worst,
+    bad_rows, reason}; worst is the largest |out x - a b x| / bound (1 is the bound).
+    """
+    tol = dict(numerics.DEFAULT_GEMM_TOLERANCE)
+    tol.update(tolerance or {})
+    n, k = a.shape
+    gen = torch.Generator().manual_seed(seed + 1)
+    x = (torch.randint(0, 2, (out.shape[1], vectors), generator=gen).double() * 2 - 1).to(out.device)
+    bx = _rows64(b, lambda r: r @ x)
+    ref = _rows64(a, lambda r: r @ bx)
+    got = _rows64(out, lambda r: r @ x)
+    out_norm = _rows64(out, lambda r: r.pow(2).sum(1).sqrt())
+    b_sq = _rows64(b, lambda r: r.pow(2).sum(1))
+    s = _rows64(a, lambda r: (r.pow(2) @ b_sq).sqrt())
+    e_out = numerics.eps(dtype_name)
+    e_in = numerics.TF32_EPS if (tf32 and dtype_name == "fp32") else 0.0
+    bound = (float(tol["eps_multiple"]) * (e_out * out_norm + e_in * s)
+             + float(tol["accumulation_multiple"]) * numerics.eps("fp32") * math.sqrt(k) * s)
+    diff = (got - ref).abs().max(dim=1)[0]
+    diff = torch.where(torch.isfinite(diff), diff, torch.full_like(diff, float("inf")))
+    ratio = diff / bound.clamp_min(1e-300)
+    bad_rows = torch.nonzero(ratio > 1).flatten().tolist()
+    worst = float(ratio.max())
+    if not bad_rows:
+        return {"ok": True, "worst": worst, "bad_rows": 0, "reason": None}
+    rows = bad_rows[:report_rows]
+    exact = torch.cat([a[rows].double() @ b[:, j:j + CHUNK].double() for j in range(0, b.shape[1], CHUNK)], dim=1)
+    spread = torch.cat([a[rows].double().pow(2) @ b[:, j:j + CHUNK].double().pow(2)
+                        for j in range(0, b.shape[1], CHUNK)], dim=1).sqrt()
+    ebound = (float(tol["eps_multiple"]) * (e_out * exact.abs() + e_in * spread)
+              + float(tol["accumulation_multiple"]) * numerics.eps("fp32") * math.sqrt(k) * spread)
+    ediff = (out[rows].double() - exact).abs()
+    ediff = torch.where(torch.isfinite(ediff), ediff, torch.full_like(ediff, float("inf")))
+    flat = int(ediff.reshape(-1).argmax())
+    r, c = rows[flat // ediff.shape[1]], flat % ediff.shape[1]
+    count = int((ediff > ebound).sum())
+    where = ("%d of %d elements differ" % (count, out.numel()) if len(bad_rows) <= report_rows else
+             "%d elements differ in %d of the %d rows that fail" % (count, len(rows), len(bad_rows)))
+    reason = "%s, max |out-ref| %.2g at [%d, %d]; bound %.2g (Freivalds: %d of %d rows fail)" % (
+        where, float(ediff.reshape(-1)[flat]), r, c, float(ebound.reshape(-1)[flat]), len(bad_rows), n)
+    return {"ok": False, "worst": worst, "bad_rows": len(bad_rows), "reason": reason}
 
 
 def tflops(n, seconds):
+    """TFLOP/s of an n x n x n matmul: 2 n^3 floating-point operations (a multiply and an add per term)."""
     return 2.0 * n ** 3 / seconds / 1e12
 
 
 def test_gemm(ctx):
     n = int(ctx.param("size", 256))
     warmup, iters = int(ctx.param("warmup", 1)), int(ctx.param("iters", 3))
-    tolerances = ctx.criterion("tolerance", DEFAULT_TOLERANCE)
+    tolerance = ctx.criterion("tolerance", numerics.DEFAULT_GEMM_TOLERANCE)
+    tf32 = ctx.device.is_gpu and numerics.tf32_matmul()
     skipped = []
     for name in ctx.param("dtypes", ["fp32", "fp16", "bf16"]):
         try:
-            times, err = gemm_case(ctx.device, n, DTYPES[name], warmup, iters)
+            times, check = gemm_case(ctx.device, n, DTYPES[name], warmup, iters, tolerance=tolerance, tf32=tf32)
         except RuntimeError as e:
             if not ctx.device.is_gpu and cpu_lacks_kernel(e):
                 skipped.append(name)
                 continue
             if is_oom(e):
                 raise
-            ctx.fail("gemm %s: %s" % (name, exception_line(e)), fix_for_error(exception_line(e)))
+            ctx.fail("gemm %s on %s: %s" % (name, ctx.where, exception_line(e)), fix_for_error(exception_line(e)))
             continue
         ctx.metric("gemm_%s_tflops" % name, tflops(n, stats.mean(times)), "TFLOP/s")
-        if not within(err, name, tolerances):
-            ctx.fail("gemm %s: result rows differ from float64 by %.3g (relative)" % (name, err))
+        ctx.metric("gemm_%s_err_over_bound" % name, check["worst"], "ratio", "lower")
+        if not check["ok"]:
+            ctx.fail("gemm %s on %s: %s" % (name, ctx.where, check["reason"]))
     if skipped:
         ctx.note("skipped (this torch has no CPU matmul for the dtype): %s" % ", ".join(skipped))
-    if ctx.device.is_gpu and torch.version.cuda and not torch.version.hip:
-        ctx.note("fp32 is measured with TF32 %s (torch.backends.cuda.matmul.allow_tf32)"
-                 % ("on" if torch.backends.cuda.matmul.allow_tf32 else "off"))
+    if tf32:
+        ctx.note("fp32 is measured and judged as TF32 (torch.backends.cuda.matmul.allow_tf32 or an override "
+                 "variable)")
+    elif ctx.device.is_gpu and torch.version.cuda and not torch.version.hip:
+        ctx.note("fp32 is measured with TF32 off (torch.backends.cuda.matmul.allow_tf32)")
 
 
 def bench_metrics(ctx, times, per_iter_work, unit, device):
@@ -72,29 +142,70 @@ def bench_gemm(ctx):
     if precision not in DTYPES:
         raise Failed("gemm precision must be fp32, fp16 or bf16, got %r" % precision)
     ctx.device.reset_peak_memory()
+    tf32 = ctx.device.is_gpu and numerics.tf32_matmul()
     try:
-        times, err = gemm_case(ctx.device, n, DTYPES[precision], int(ctx.param("warmup", 1)),
-                               int(ctx.param("iters", 3)))
+        times, check = gemm_case(ctx.device, n, DTYPES[precision], int(ctx.param("warmup", 1)),
+                                 int(ctx.param("iters", 3)),
+                                 tolerance=ctx.criterion("tolerance", numerics.DEFAULT_GEMM_TOLERANCE), tf32=tf32)
     except RuntimeError as e:
         if not ctx.device.is_gpu and cpu_lacks_kernel(e):
             raise Skip("this torch has no CPU matmul for %s" % precision)
         raise
     bench_metrics(ctx, times, 2.0 * n ** 3 / 1e12, "TFLOP/s", ctx.device)
-    if not within(err, precision, ctx.criterion("tolerance", DEFAULT_TOLERANCE)):
-        ctx.fail("gemm %s: result rows differ from float64 by %.3g (relative)" % (precision, err))
+    ctx.metric("err_over_bound", check["worst"], "ratio", "lower")
+    if tf32:
+        ctx.note("fp32 is measured and judged as TF32")
+    if not check["ok"]:
+        ctx.fail("gemm %s on %s: %s" % (precision, ctx.where, check["reason"]))
+
+
+def byte_diff(got, want):
+    """None when the buffers are equal (compared whole, where they are), else "N of M bytes differ, first at ..."."""
+    if torch.equal(got, want):
+        return None
+    ne = got != want
+    count = int(ne.sum())
+    first = int(torch.nonzero(ne)[0, 0])
+    return "%d of %d bytes differ, first at offset %d (0x%02x, expected 0x%02x)" % (
+        count, want.numel(), first, int(got[first]), int(want[first]))
 
 
 def copy_times(device, nbytes, warmup, iters):
-    """{direction: (per-iteration seconds, bytes moved per iteration)}; h2d/d2h only on a GPU."""
-    src = torch.empty(nbytes, dtype=torch.uint8, device=device.torch).random_(0, 256)
+    """{direction: (per-iteration seconds, bytes moved per iteration)}; h2d/d2h only on a GPU.
+
+    Every byte that arrives is checked: the device copy and the host-to-device copy against the source on the device,
+    the device-to-host copy against the host buffer. Raises Failed naming the direction and the first wrong byte.
+    """
+    where = "GPU %d" % device.index if device.is_gpu else "cpu"
+    gen = torch.Generator().manual_seed(0)
+    src = torch.randint(0, 256, (min(nbytes, MIB),), dtype=torch.uint8, generator=gen).to(device.torch)
+    src = src.repeat((nbytes + src.numel() - 1) // src.numel())[:nbytes].contiguous()
+    # Position-dependent bytes: a copy that drops or repeats a block cannot match.
+    src.add_(torch.arange(nbytes, device=device.torch).div(MIB, rounding_mode="floor").to(torch.uint8))
     dst = torch.empty_like(src)
     out = {"device_copy": (device.time_iters(lambda: dst.copy_(src), warmup, iters), 2 * nbytes)}
-    if not torch.equal(dst[:4096], src[:4096]):
-        raise Failed("a device copy came back different")
+    if faults.on("copy-last-byte"):
+        dst[-1:].add_(1)
+    bad = byte_diff(dst, src)
+    if bad:
+        raise Failed("device copy on %s: %s" % (where, bad))
     if device.is_gpu:
         host = torch.empty(nbytes, dtype=torch.uint8).pin_memory()
-        out["h2d"] = (device.time_iters(lambda: src.copy_(host, non_blocking=True), warmup, iters), nbytes)
-        out["d2h"] = (device.time_iters(lambda: host.copy_(dst, non_blocking=True), warmup, iters), nbytes)
+        host.copy_(src)
+        dst.zero_()
+        out["h2d"] = (device.time_iters(lambda: dst.copy_(host, non_blocking=True), warmup, iters), nbytes)
+        if faults.on("h2d-byte"):
+            dst[nbytes // 2:nbytes // 2 + 1].add_(1)
+        bad = byte_diff(dst, src)
+        if bad:
+            raise Failed("host-to-device copy on %s: %s" % (where, bad))
+        back = torch.zeros(nbytes, dtype=torch.uint8).pin_memory()
+        out["d2h"] = (device.time_iters(lambda: back.copy_(src, non_blocking=True), warmup, iters), nbytes)
+        if faults.on("d2h-byte"):
+            back[nbytes // 2:nbytes // 2 + 1].add_(1)
+        bad = byte_diff(back, host)
+        if bad:
+            raise Failed("device-to-host copy on %s: %s" % (where, bad))
     return out
 
 
@@ -105,8 +216,9 @@ def test_bandwidth(ctx):
         ctx.metric("bandwidth_%s_gbs" % direction, moved / stats.mean(times) / 1e9, "GB/s")
     if not ctx.device.is_gpu:
         ctx.note("CPU: device_copy is a host memory copy (read + write counted); h2d and d2h do not apply")
-    elif ctx.device.is_gpu:
-        ctx.note("device_copy counts read + write (2 x bytes); h2d and d2h use pinned host memory")
+    else:
+        ctx.note("device_copy counts read + write (2 x bytes); h2d and d2h use pinned host memory; every byte "
+                 "copied is checked")
 
 
 def bench_bandwidth(ctx):

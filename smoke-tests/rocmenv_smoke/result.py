@@ -39,16 +39,42 @@ def _round(value):
     return float("%.6g" % value)
 
 
-def metric(name, value, unit):
-    """One metric as the document holds it: {name, value, unit}; value is a number or null."""
-    return {"name": name, "value": _round(value), "unit": unit}
+# Units whose smaller values are better (times); every other metric is higher-is-better unless it says so.
+LOWER_IS_BETTER_UNITS = ("ms",)
+
+
+def metric(name, value, unit, better=None):
+    """One metric as the document holds it: {name, value, unit[, better]}; value is a number or null.
+
+    `better` is "lower" for times (unit ms, or given), absent for the usual higher-is-better figures.
+    """
+    m = {"name": name, "value": _round(value), "unit": unit}
+    if better is None and unit in LOWER_IS_BETTER_UNITS:
+        better = "lower"
+    if better not in (None, "higher", "lower"):
+        raise ValueError("better must be higher or lower, got %r" % (better,))
+    if better == "lower":
+        m["better"] = "lower"
+    return m
+
+
+def device_label(device):
+    """How a reason names where a test ran: "GPU i" (torch's index in this process) or "cpu"."""
+    if device is None or not device.is_gpu:
+        return "cpu"
+    return "GPU %d" % device.index
 
 
 class Context(object):
     """What a test reads (params, criteria, device) and records (metrics, notes, soft failures)."""
 
-    def __init__(self, name, kind, level, vendor, device, params=None, criteria=None, run_py=None, emit=None):
+    def __init__(self, name, kind, level, vendor, device, params=None, criteria=None, run_py=None, emit=None,
+                 per_device=False, devices=None):
         self.name = name
+        # True when the entry is about this one GPU (its `device` is the index), False for the CPU or many GPUs.
+        self.per_device = per_device
+        # Every GPU the run selected (--devices), for the tests that span them (multi-gpu, arch-fit).
+        self.devices = list(devices or [])
         self.kind = kind
         self.level = level
         self.vendor = vendor
@@ -73,8 +99,20 @@ class Context(object):
         """A pass criterion from the plan, or `default`."""
         return self._criteria.get(key, default)
 
-    def metric(self, name, value, unit):
-        self.metrics.append(metric(name, value, unit))
+    @property
+    def where(self):
+        """"GPU i" or "cpu": the device this context's test runs on, as failure reasons name it."""
+        return device_label(self.device)
+
+    @property
+    def device_index(self):
+        """The entry's `device`: torch's index of the GPU, or None for the CPU."""
+        if self.per_device and self.device is not None and self.device.is_gpu:
+            return self.device.index
+        return None
+
+    def metric(self, name, value, unit, better=None):
+        self.metrics.append(metric(name, value, unit, better))
 
     def note(self, text):
         if text not in self.notes:
@@ -102,8 +140,8 @@ class Context(object):
         return sorted(k for k in self._params if k not in self.used_params)
 
 
-def entry(name, status, reason=None, fix=None, metrics=None, params=None, duration_s=0.0):
-    """One test entry of the document."""
+def entry(name, status, reason=None, fix=None, metrics=None, params=None, duration_s=0.0, device=None):
+    """One test entry of the document; `device` is torch's GPU index, or None for a test not about one GPU."""
     if status not in STATUSES:
         raise ValueError("status must be one of %s, got %r" % (STATUSES, status))
     return {
@@ -114,6 +152,7 @@ def entry(name, status, reason=None, fix=None, metrics=None, params=None, durati
         "metrics": list(metrics or []),
         "params": dict(params or {}),
         "duration_s": round(float(duration_s), 3),
+        "device": device,
     }
 
 
@@ -125,7 +164,7 @@ def entry_from_context(ctx, duration_s):
     status = "fail" if ctx.failures else "pass"
     reason = "; ".join(ctx.failures + ctx.notes) or None
     fix = " ".join(ctx.fixes) or None
-    return entry(ctx.name, status, reason, fix, ctx.metrics, ctx.effective_params(), duration_s)
+    return entry(ctx.name, status, reason, fix, ctx.metrics, ctx.effective_params(), duration_s, ctx.device_index)
 
 
 def exception_line(exc):

@@ -4,23 +4,37 @@ import importlib
 import importlib.util
 import os
 import sys
+import threading
 import time
 import traceback
 
-from . import registry
+from . import faults, registry
 from .plan import PlanError, load_plan
 from .result import (SCHEMA_VERSION, Context, Failed, Skip, entry, entry_from_context, exception_line,
                      fix_for_error, print_progress, write_atomic)
 
-USAGE = "usage: run.py --plan PLAN.json --out RESULT.json"
+USAGE = "usage: run.py --plan PLAN.json --out RESULT.json [--devices 0,2]"
 
 
 class UsageError(Exception):
     pass
 
 
+def parse_devices(text):
+    """"0,2" -> [0, 2]: torch's GPU indices, unique, in the order given; raises UsageError."""
+    out = []
+    for part in text.split(","):
+        part = part.strip()
+        if not part.isdigit():
+            raise UsageError("--devices %r: expected torch GPU indices like 0,2" % text)
+        if int(part) in out:
+            raise UsageError("--devices %r: GPU %s is listed twice" % (text, part))
+        out.append(int(part))
+    return out
+
+
 def parse_args(argv):
-    """argv -> (plan path, out path), or None for --help; raises UsageError."""
+    """argv -> (plan path, out path, devices or None), or None for --help; raises UsageError."""
     opts = {}
     args = list(argv)
     while args:
@@ -28,7 +42,7 @@ def parse_args(argv):
         if a in ("-h", "--help"):
             return None
         key, sep, value = a.partition("=")
-        if key not in ("--plan", "--out"):
+        if key not in ("--plan", "--out", "--devices"):
             raise UsageError("unknown argument %r" % a)
         if not sep:
             if not args:
@@ -40,7 +54,8 @@ def parse_args(argv):
     for key in ("--plan", "--out"):
         if key not in opts:
             raise UsageError("%s is required" % key)
-    return opts["--plan"], opts["--out"]
+    devices = parse_devices(opts["--devices"]) if "--devices" in opts else None
+    return opts["--plan"], opts["--out"], devices
 
 
 def now():
@@ -68,13 +83,15 @@ def _skip_missing(spec, missing):
 class Runner(object):
     """Runs a plan's tests in order; each ends as one entry, whatever it raises."""
 
-    def __init__(self, plan, run_py, stdout=None):
+    def __init__(self, plan, run_py, stdout=None, device_indices=None):
         self.plan = plan
         self.run_py = run_py
         self.stdout = stdout or sys.stdout
         self.entries = []
-        self.device = None
+        self.device_indices = device_indices  # --devices: torch indices, None for every visible GPU
+        self.devices = []  # the selected devices: the CPU, or one Device per selected GPU
         self.no_gpu = None  # (reason, fix) when a GPU vendor has no GPU
+        self._lock = threading.Lock()
 
     def emit(self, test_entry):
         self.entries.append(test_entry)
@@ -96,19 +113,53 @@ class Runner(object):
         vers = _safe(devices.versions, errors, dict.fromkeys(
             ("python", "torch", "hip", "cuda", "miopen", "cudnn", "onnxruntime", "torchvision")))
         if vendor == "cpu":
-            self.device = devices.Device("cpu")
+            self.devices = [devices.Device("cpu")]
         elif devices.gpu_available():
-            self.device = devices.Device(devices.build_kind(), 0)
+            import torch
+            count = torch.cuda.device_count()
+            wanted = self.device_indices if self.device_indices is not None else list(range(count))
+            beyond = [i for i in wanted if i >= count]
+            if beyond:
+                raise UsageError("--devices %s: torch sees %d GPU%s (indices 0-%d)"
+                                 % (",".join(map(str, wanted)), count, "" if count == 1 else "s", count - 1))
+            self.devices = [devices.Device(devices.build_kind(), i) for i in wanted]
         else:
             ok, reason, fix = env.diagnose(vendor, env.gpu_facts())
             self.no_gpu = ("no GPU visible to torch: %s" % reason, fix)
         for err in errors:
             sys.stderr.write("run.py: reading the device: %s\n" % err)
         for spec in self.plan.tests:
-            self.emit(self.run_one(spec))
+            for e in self.run_one(spec):
+                self.emit(e)
         return self.document(started, info, vers, devices.env_snapshot())
 
     def run_one(self, spec):
+        """The test's entries: one, or one per selected GPU for a per-device test."""
+        td = registry.lookup(self.plan.kind, spec.name)
+        gpus = [d for d in self.devices if d.is_gpu]
+        if td is None or td.scope not in ("each", "serial") or not gpus:
+            return [self.run_single(spec, self.devices[0] if self.devices else None, False)]
+        if td.scope == "serial" or len(gpus) == 1:
+            return [self.run_single(spec, d, True) for d in gpus]
+        results = [None] * len(gpus)
+
+        def work(i, d):
+            import torch
+            try:
+                with torch.cuda.device(d.index):
+                    results[i] = self.run_single(spec, d, True)
+            except BaseException as e:  # a thread must hand back an entry whatever happens
+                results[i] = entry(spec.name, "fail", exception_line(e), None, params=spec.params, device=d.index)
+
+        threads = [threading.Thread(target=work, args=(i, d), name="%s-gpu%d" % (spec.name, d.index))
+                   for i, d in enumerate(gpus)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        return results
+
+    def run_single(self, spec, device, per_device):
         kind = self.plan.kind
         td = registry.lookup(kind, spec.name)
         if td is None:
@@ -118,34 +169,38 @@ class Runner(object):
         missing = missing_modules(list(td.requires) + [r for r in spec.requires if r not in td.requires])
         if missing:
             return _skip_missing(spec, missing)
-        if td.needs_device and self.device is None:
+        if td.needs_device and device is None:
             return entry(spec.name, "fail", "not run: " + self.no_gpu[0], self.no_gpu[1], params=spec.params)
-        ctx = Context(spec.name, kind, self.plan.level, self.plan.vendor, self.device, spec.params, spec.criteria,
-                      self.run_py, self.emit)
+        ctx = Context(spec.name, kind, self.plan.level, self.plan.vendor, device, spec.params, spec.criteria,
+                      self.run_py, self.emit, per_device=per_device, devices=self.devices)
+        at = ctx.device_index
         t0 = time.perf_counter()
         try:
             import torch
-            torch.manual_seed(int(spec.params.get("seed", 0)))
+            with self._lock:
+                torch.manual_seed(int(spec.params.get("seed", 0)))
             fn = getattr(importlib.import_module("rocmenv_smoke." + td.module), td.function)
             fn(ctx)
             result = entry_from_context(ctx, time.perf_counter() - t0)
         except Skip as s:
             result = entry(spec.name, "skip", "; ".join([s.reason] + ctx.notes), s.fix, ctx.metrics,
-                           ctx.effective_params(), time.perf_counter() - t0)
+                           ctx.effective_params(), time.perf_counter() - t0, at)
         except Failed as f:
             result = entry(spec.name, "fail", "; ".join([f.reason] + ctx.failures + ctx.notes),
                            f.fix or (" ".join(ctx.fixes) or None), ctx.metrics, ctx.effective_params(),
-                           time.perf_counter() - t0)
+                           time.perf_counter() - t0, at)
         except Exception as e:
             line = exception_line(e)
-            sys.stderr.write("run.py: test %s raised:\n%s" % (spec.name, traceback.format_exc()))
+            sys.stderr.write("run.py: test %s on %s raised:\n%s" % (spec.name, ctx.where, traceback.format_exc()))
+            if device is not None and td.needs_device:
+                line = "%s (on %s)" % (line, ctx.where)
             result = entry(spec.name, "fail", "; ".join([line] + ctx.failures + ctx.notes),
                            fix_for_error(line) or (" ".join(ctx.fixes) or None), ctx.metrics,
-                           ctx.effective_params(), time.perf_counter() - t0)
+                           ctx.effective_params(), time.perf_counter() - t0, at)
         finally:
-            if self.device is not None:
+            if device is not None:
                 try:
-                    self.device.free_memory()
+                    device.free_memory()
                 except Exception:
                     pass
         return result
@@ -202,16 +257,25 @@ def main(argv, run_py):
     if parsed is None:
         sys.stdout.write(USAGE + "\n")
         return 0
-    plan_path, out_path = parsed
+    plan_path, out_path, device_indices = parsed
     try:
         plan = load_plan(plan_path)
     except PlanError as e:
         sys.stderr.write("run.py: invalid plan %s: %s\n" % (plan_path, e))
         return 2
+    try:
+        faults.active()
+    except faults.FaultError as e:
+        sys.stderr.write("run.py: %s\n" % e)
+        return 2
     out_dir = os.path.dirname(os.path.abspath(out_path))
     if not os.path.isdir(out_dir):
         sys.stderr.write("run.py: --out %s: directory %s does not exist\n" % (out_path, out_dir))
         return 2
-    doc = Runner(plan, run_py).run()
+    try:
+        doc = Runner(plan, run_py, device_indices=device_indices).run()
+    except UsageError as e:
+        sys.stderr.write("run.py: %s\n" % e)
+        return 2
     write_atomic(out_path, doc)
     return 1 if any(t["status"] == "fail" for t in doc["tests"]) else 0

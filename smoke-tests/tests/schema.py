@@ -31,10 +31,12 @@ def _keys(errors, where, obj, keys):
 DOC_KEYS = ("schema_version", "kind", "level", "vendor", "device", "versions", "env", "tests", "started_at",
             "finished_at")
 DEVICE_KEYS = ("kind", "name", "gfx", "compute_capability", "count", "devices")
-DEVICE_ENTRY_KEYS = ("index", "name", "gfx", "compute_capability", "total_memory_bytes")
+DEVICE_ENTRY_KEYS = ("index", "name", "gfx", "compute_capability", "total_memory_bytes", "pci_domain_id",
+                     "pci_bus_id", "pci_device_id", "uuid")
 VERSION_KEYS = ("python", "torch", "hip", "cuda", "miopen", "cudnn", "onnxruntime", "torchvision")
-TEST_KEYS = ("name", "status", "reason", "fix", "metrics", "params", "duration_s")
+TEST_KEYS = ("name", "status", "reason", "fix", "metrics", "params", "duration_s", "device")
 METRIC_KEYS = ("name", "value", "unit")
+METRIC_OPTIONAL = ("better",)
 
 
 def check_entry(errors, where, t):
@@ -49,10 +51,15 @@ def check_entry(errors, where, t):
         errors.append("%s: a %s needs a reason" % (where, t["status"]))
     _type(errors, where + ".params", t["params"], dict)
     _type(errors, where + ".duration_s", t["duration_s"], NUM)
+    _type(errors, where + ".device", t["device"], int, nullable=True)
     if _type(errors, where + ".metrics", t["metrics"], list):
         for j, m in enumerate(t["metrics"]):
             w = "%s.metrics[%d]" % (where, j)
-            if _keys(errors, w, m, METRIC_KEYS):
+            if "better" in m and m["better"] not in ("higher", "lower"):
+                errors.append("%s.better: %r" % (w, m["better"]))
+            if m.get("unit") == "ms" and m.get("better") != "lower":
+                errors.append("%s: a time (ms) must be better lower" % w)
+            if _keys(errors, w, dict((k, v) for k, v in m.items() if k not in METRIC_OPTIONAL), METRIC_KEYS):
                 _type(errors, w + ".name", m["name"], str)
                 _type(errors, w + ".value", m["value"], NUM, nullable=True)
                 _type(errors, w + ".unit", m["unit"], str)
@@ -90,6 +97,9 @@ def check_document(doc):
                     _type(errors, w + ".gfx", e["gfx"], str, nullable=True)
                     _type(errors, w + ".compute_capability", e["compute_capability"], str, nullable=True)
                     _type(errors, w + ".total_memory_bytes", e["total_memory_bytes"], int, nullable=True)
+                    for k in ("pci_domain_id", "pci_bus_id", "pci_device_id"):
+                        _type(errors, w + "." + k, e[k], int, nullable=True)
+                    _type(errors, w + ".uuid", e["uuid"], str, nullable=True)
     v = doc["versions"]
     if _keys(errors, "versions", v, VERSION_KEYS):
         for k in VERSION_KEYS:

@@ -36,7 +36,12 @@ def test_quick_cpu_run_matches_the_contract(run):
                       "memory": "pass", "gemm": "pass", "bandwidth": "pass"}
     assert r.test("no-cpu-fallback")["reason"] == "vendor cpu: no GPU expected"
     names = [m["name"] for m in r.test("gemm")["metrics"]]
-    assert "gemm_fp32_tflops" in names and all(m["unit"] == "TFLOP/s" for m in r.test("gemm")["metrics"])
+    assert "gemm_fp32_tflops" in names and "gemm_fp32_err_over_bound" in names
+    assert all(m["unit"] == ("TFLOP/s" if m["name"].endswith("_tflops") else "ratio")
+               for m in r.test("gemm")["metrics"])
+    assert all(m["value"] < 1 for m in r.test("gemm")["metrics"] if m["name"].endswith("_err_over_bound"))
+    # Vendor cpu: no entry is about a GPU.
+    assert all(t["device"] is None for t in r.doc["tests"])
     assert [m["name"] for m in r.test("bandwidth")["metrics"]] == ["bandwidth_device_copy_gbs"]
     errs = [m for m in r.test("numerics")["metrics"] if m["name"].endswith("_max_rel_err")]
     assert errs and all(0 <= m["value"] < 0.05 for m in errs)
@@ -98,7 +103,7 @@ def test_a_test_that_raises_becomes_a_fail_with_the_exception(run):
     assert r.rc == 1
     g = r.test("gemm")
     assert g["status"] == "fail"
-    assert g["reason"] == "ValueError: invalid literal for int() with base 10: 'big'"
+    assert g["reason"] == "ValueError: invalid literal for int() with base 10: 'big' (on cpu)"
     assert r.test("environment")["status"] == "pass"
     assert "Traceback" in r.stderr
 
@@ -130,7 +135,7 @@ def test_bench_gemm_reports_statistics(run):
     assert r.rc == 0, r.stderr
     assert check_document(r.doc) == []
     names = [m["name"] for m in r.test("gemm")["metrics"]]
-    assert names == ["throughput", "median_ms", "p99_ms", "cv_pct", "peak_rss_bytes"]
+    assert names == ["throughput", "median_ms", "p99_ms", "cv_pct", "peak_rss_bytes", "err_over_bound"]
     m = dict((x["name"], x["value"]) for x in r.test("gemm")["metrics"])
     assert m["p99_ms"] >= m["median_ms"] > 0
 
@@ -152,6 +157,10 @@ def test_tune_runs_knobs_in_child_processes(run):
     assert cl["speedup"] > 0
     summary = dict((m["name"], m["value"]) for m in r.test("tune")["metrics"])
     assert summary["channels_last_speedup"] == cl["speedup"]
+    # Three interleaved runs each, and a verdict against their spread.
+    assert len([k for k in cl if k.startswith("throughput_run")]) == 3 and cl["noise_pct"] >= 0
+    assert "helps" in r.test("tune/channels-last")["reason"] or "within the noise" in r.test("tune/channels-last")[
+        "reason"]
     assert "PYTORCH_TUNABLEOP_ENABLED=1" in r.test("tune")["reason"]
 
 

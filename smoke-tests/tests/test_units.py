@@ -22,25 +22,49 @@ def test_rel_error_is_relative_to_the_output_scale():
     assert numerics.rel_error(torch.tensor([0.5]), torch.tensor([0.0])) == pytest.approx(0.5)
 
 
-def test_within_uses_the_dtype_tolerance_and_rejects_nan():
-    tol = {"fp32": 1e-4, "fp16": 1e-2, "bf16": 5e-2}
-    assert numerics.within(5e-5, "fp32", tol)
-    assert not numerics.within(5e-4, "fp32", tol)
-    assert numerics.within(5e-3, "fp16", tol)
-    assert not numerics.within(2e-2, "fp16", tol)
-    assert not numerics.within(float("nan"), "bf16", tol)
-    # A dtype missing from the criteria falls back to the default.
-    assert numerics.within(4e-2, "bf16", {})
+def test_rtol_from_epsilon_and_reduction_length():
+    # rtol = 4 eps(dtype) + 16 eps(fp32) sqrt(K)
+    assert numerics.rtol_for("fp32", 64) == pytest.approx(4 * 2.0 ** -23 + 16 * 2.0 ** -23 * 8)
+    assert numerics.rtol_for("fp16", 1) == pytest.approx(4 * 2.0 ** -10 + 16 * 2.0 ** -23)
+    assert numerics.rtol_for("bf16", 256) == pytest.approx(4 * 2.0 ** -7 + 16 * 2.0 ** -23 * 16)
+    # An fp32 matmul that runs as TF32 is judged with TF32's epsilon.
+    assert numerics.rtol_for("fp32", 64, tf32=True) == pytest.approx(4 * 2.0 ** -10 + 16 * 2.0 ** -23 * 8)
+    assert numerics.rtol_for("fp16", 1, {"eps_multiple": 1}) == pytest.approx(2.0 ** -10 + 16 * 2.0 ** -23)
 
 
-def test_fp16_error_would_fail_the_fp32_tolerance():
+def test_compare_is_element_wise_and_names_the_element():
+    ref = torch.ones(4, 8, dtype=torch.float64)
+    out = ref.clone()
+    out[3, 5] = 1.5
+    c = numerics.compare(out, ref, 1e-3)
+    assert (c["bad"], c["total"], c["at"]) == (1, 32, "[3, 5]")
+    assert numerics.describe(c) == "1 of 32 elements differ, max |out-ref| 0.5 at [3, 5]; bound 0.002"
+    out[0, 0] = float("nan")
+    assert numerics.compare(out, ref, 1e-3)["bad"] == 2
+    assert numerics.compare(ref, ref, 1e-3)["bad"] == 0
+
+
+def test_bf16_error_would_fail_the_fp32_tolerance():
     gen = torch.Generator().manual_seed(0)
     a, b = torch.randn(64, 64, generator=gen), torch.randn(64, 64, generator=gen)
     ref = a.double() @ b.double()
     bf = (a.bfloat16() @ b.bfloat16()).float()
-    err = numerics.rel_error(bf, ref)
-    assert not numerics.within(err, "fp32", numerics.DEFAULT_TOLERANCE)
-    assert numerics.within(err, "bf16", numerics.DEFAULT_TOLERANCE)
+    assert numerics.compare(bf, ref, numerics.rtol_for("fp32", 64))["bad"] > 0
+    ref16 = a.bfloat16().double() @ b.bfloat16().double()
+    assert numerics.compare(bf, ref16, numerics.rtol_for("bf16", 64))["bad"] == 0
+
+
+def test_an_fp16_accumulating_matmul_fails_where_fp32_accumulation_passes():
+    gen = torch.Generator().manual_seed(1)
+    n = 256
+    a, b = torch.randn(n, n, generator=gen).half(), torch.randn(n, n, generator=gen).half()
+    ref = a.double() @ b.double()
+    acc = torch.zeros(n, n, dtype=torch.float16)
+    for k in range(n):  # every partial sum rounded to fp16
+        acc = acc + (a[:, k:k + 1].float() * b[k:k + 1, :].float()).half()
+    rtol = numerics.rtol_for("fp16", n)
+    assert numerics.compare(acc, ref, rtol)["bad"] > 0
+    assert numerics.compare((a.float() @ b.float()).half(), ref, rtol)["bad"] == 0
 
 
 def test_training_losses_fall():

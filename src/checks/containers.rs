@@ -1,6 +1,7 @@
 //! Containers: the Docker daemon answers (live), and it can hand GPUs to containers (runtime or CDI).
 
 use super::{Context, Finding, Status};
+use crate::engine::Unreachable;
 
 const AREA: &str = "containers";
 
@@ -34,17 +35,26 @@ fn daemon(cx: &Context) -> Finding {
                 } else {
                     Status::Warn
                 },
-                format!("no container engine answers at {}: {e}", d.endpoint),
+                format!(
+                    "{} at {}: {e}",
+                    d.reason.unwrap_or(Unreachable::NoAnswer).headline(),
+                    d.endpoint
+                ),
             );
-            // A misconfigured endpoint (TLS files, a context) is fixed there, not by starting a daemon.
-            if let Some(fix) = &d.fix {
-                return finding.fix(fix.clone());
+            // No socket and no engine installed: installing comes before starting.
+            let nothing_there =
+                d.reason == Some(Unreachable::NoSocket) || (d.reason.is_none() && d.fix.is_none());
+            if !installed && nothing_there {
+                return finding.fix(
+                    "install Docker Engine (sudo apt install docker.io) to build and smoke-test images",
+                );
             }
-            finding.fix(if installed {
-                "start it: sudo systemctl start docker (or `podman system service --time=0 unix:///run/podman.sock` and set DOCKER_HOST)"
-            } else {
-                "install Docker Engine (sudo apt install docker.io) to build and smoke-test images"
-            })
+            // The engine's classification gives the one fix that applies (join the docker group, start the daemon,
+            // fix the TLS files or the context); starting a daemon that runs would mislead.
+            match &d.fix {
+                Some(fix) => finding.fix(fix.clone()),
+                None => finding.fix(Unreachable::NoAnswer.fix()),
+            }
         }
     }
 }

@@ -465,3 +465,30 @@ fn igpu_with_dgpu(cx: &Context) -> Finding {
         .detail("ROCm enumerates the iGPU too: frameworks may pick it as device 0, and a mixed set needs per-device overrides (ollama#8473)")
         .fix(format!("export HIP_VISIBLE_DEVICES={}", keep.join(",")))
 }
+
+/// `gpu.count`: the host shows at least `expected` GPUs (`--expect-gpus`).
+pub(super) fn expected_count(facts: &crate::host::HostFacts, expected: usize) -> Finding {
+    const ID: &str = "gpu.count";
+    let found = facts.gpus.len();
+    let listed: Vec<String> = facts.gpus.iter().map(gpu_label).collect();
+    if found >= expected {
+        return Finding::new(
+            ID,
+            AREA,
+            Status::Pass,
+            format!("{found} GPU(s) found, {expected} expected (--expect-gpus)"),
+        );
+    }
+    Finding::new(
+        ID,
+        AREA,
+        Status::Fail,
+        format!("{found} of {expected} expected GPU(s) found (--expect-gpus {expected})"),
+    )
+    .detail(if listed.is_empty() {
+        "no GPU on the PCI bus: it fell off the bus, is not seated, or the node has none".to_string()
+    } else {
+        format!("found: {}", listed.join("; "))
+    })
+    .fix("look for the missing GPU: `lspci -d 1002:` (AMD) or `lspci -d 10de:` (NVIDIA), and `sudo dmesg | grep -i -e amdgpu -e nvrm -e 'fallen off'`; reseat or replace it, or drain the node")
+}

@@ -129,6 +129,39 @@ pub fn run_all(cx: &Context) -> Vec<Finding> {
     out
 }
 
+/// `--expect-gpus N`: `gpu.count` fails when the host shows fewer than `expected` GPUs (one fell off the bus, or its
+/// driver did not bind), which no other check notices.
+pub fn expected_gpus(facts: &HostFacts, expected: usize) -> Finding {
+    gpu::expected_count(facts, expected)
+}
+
+/// `--only X`: the findings whose area is `X`, whose id is `X`, or whose id starts with `X.`; a usage error naming the
+/// areas and ids when none match.
+pub fn only(findings: Vec<Finding>, x: &str) -> Result<Vec<Finding>, crate::error::Error> {
+    let prefix = format!("{x}.");
+    let hit = |f: &Finding| f.area == x || f.id == x || f.id.starts_with(&prefix);
+    if findings.iter().any(hit) {
+        return Ok(findings.into_iter().filter(hit).collect());
+    }
+    if AREAS.contains(&x) {
+        return Err(crate::error::Error::usage(
+            "--only",
+            format!("area `{x}` has no checks in this run (the tools area needs --deep)"),
+        ));
+    }
+    let mut ids: Vec<&str> = findings.iter().map(|f| f.id).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    Err(crate::error::Error::usage(
+        "--only",
+        format!(
+            "`{x}` is no area ({}) and no check id here ({})",
+            AREAS.join(", "),
+            ids.join(", ")
+        ),
+    ))
+}
+
 /// Counts by status.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 pub struct Summary {

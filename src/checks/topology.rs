@@ -44,7 +44,7 @@ fn pcie(g: &crate::host::Gpu) -> Finding {
         return Finding::new(ID, AREA, Status::Warn, format!("{label}: PCIe link runs at x{cw} of x{mw} lanes ({now}, max {max})"))
             .subject(sub)
             .detail("fewer lanes cut host↔GPU bandwidth for good: a riser, the slot or a BIOS bifurcation setting limits it")
-            .fix("reseat the card in a full x16 slot, check risers and the BIOS PCIe settings; `sudo lspci -vv -s <bdf> | grep LnkSta`");
+            .fix(format!("reseat the card in a full x16 slot, check risers and the BIOS PCIe settings; `sudo lspci -vv -s {} | grep LnkSta`", g.pci_address));
     }
     if cs < ms {
         // Full width at a lower speed is what every idle GPU shows (power saving): a slow slot or riser also drops
@@ -52,7 +52,7 @@ fn pcie(g: &crate::host::Gpu) -> Finding {
         return Finding::new(ID, AREA, Status::Pass, format!("{label}: PCIe {now}, max {max} (an idle GPU lowers its link speed; full width)"))
             .subject(sub)
             .detail("GPUs lower the link speed when idle to save power; a slot or riser that limits it shows under load")
-            .fix("to see the speed under load, run work on the GPU and check `sudo lspci -vv -s <bdf> | grep LnkSta`");
+            .fix(format!("to see the speed under load, run work on the GPU and check `sudo lspci -vv -s {} | grep LnkSta`", g.pci_address));
     }
     Finding::new(
         ID,

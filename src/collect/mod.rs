@@ -222,6 +222,13 @@ pub fn names_to_hide(source: &HostRoot, facts: &RecordedFacts) -> (Vec<String>, 
     (hosts, people)
 }
 
+/// True for an environment variable doctor reads: the GPU ones it checks, and PATH, on which it finds the tools.
+pub fn doctor_reads(name: &str) -> bool {
+    name == "PATH"
+        || crate::host::GPU_ENV.contains(&name)
+        || name.starts_with("HSA_OVERRIDE_GFX_VERSION_")
+}
+
 /// The bundle: the tree `rec` saw, `.rocmenv/recorded.yaml` with the tools' outputs, `doctor.json`, and with a
 /// redactor everything redacted (file contents, paths, link targets, the recorded facts and the JSON) and
 /// `REDACTED.txt` saying what was.
@@ -244,6 +251,11 @@ pub fn bundle_items(
     // Secret values first: once known, they are replaced wherever else they appear.
     if let Some(env) = facts.env.as_mut() {
         r.environment(env);
+        // Then only the variables doctor reads stay (the GPU ones and PATH, on which it finds tools): the rest (PWD,
+        // container names, a shell's exports) says nothing about the GPUs.
+        let before = env.len();
+        env.retain(|k, _| doctor_reads(k));
+        r.env_left_out = before - env.len();
     }
     if let Some(env) = doctor
         .pointer_mut("/host/env")

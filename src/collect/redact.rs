@@ -45,6 +45,8 @@ pub struct Redactor {
     literals: Vec<String>,
     /// Variables whose values were replaced, and why.
     pub env: BTreeMap<String, SecretWhy>,
+    /// How many variables were left out of the bundle because doctor does not read them.
+    pub env_left_out: usize,
 }
 
 /// A byte that continues a word: a name next to one of these is part of a longer name, not this one.
@@ -301,6 +303,10 @@ impl Redactor {
                 s.push_str(&format!("  - {what}: {}\n", names.join(", ")));
             }
         }
+        s.push_str(&format!(
+            "- environment variables left out: {} (only those doctor reads are kept: the GPU ones and PATH)\n",
+            self.env_left_out
+        ));
         s.push_str(
             "Everything else (device ids, paths, versions, group names) is as rocmenv read it.\n",
         );

@@ -23,7 +23,7 @@ pub fn exec(a: CollectArgs, matrices: Option<PathBuf>, out: &mut dyn Write) -> R
         target: None,
         deep: a.deep,
         tool_timeout: Some(Duration::from_secs(a.tool_timeout)),
-        no_docker: false,
+        ..DoctorOptions::default()
     };
     // Flags and data first, without touching the host.
     let m = Matrices::load(opts.matrices.as_deref())?;

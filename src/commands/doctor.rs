@@ -27,6 +27,10 @@ pub struct DoctorOptions {
     pub tool_timeout: Option<Duration>,
     /// Skip asking the Docker daemon even in live mode (benchmarks).
     pub no_docker: bool,
+    /// `--only ID|AREA`: keep the findings of one area, check or id prefix.
+    pub only: Option<String>,
+    /// `--expect-gpus N`: add `gpu.count`, failing with fewer GPUs.
+    pub expect_gpus: Option<usize>,
 }
 
 /// Runs the doctor in-process and returns the report (no output).
@@ -55,7 +59,13 @@ pub fn build_report_on(
     let facts = crate::inventory::probe(root, session, matrices, &ProbeOptions { deep: opts.deep });
     let target = target::resolve(opts.target.as_ref(), matrices, &facts)?;
     // The same resolution `run` and `build` use: DOCKER_HOST and its TLS variables, a Docker context, the sockets.
-    let docker = (root.is_live() && !opts.no_docker).then(crate::engine::docker_status_from_env);
+    // `--only` another area does not wait on a daemon it will not show.
+    let wants_docker = opts
+        .only
+        .as_deref()
+        .is_none_or(|o| o == "containers" || o == "docker" || o.starts_with("docker."));
+    let docker = (root.is_live() && !opts.no_docker && wants_docker)
+        .then(crate::engine::docker_status_from_env);
     // The runtimes are the host's own: ask them only when checking the running host.
     let runtime = root
         .is_live()
@@ -68,7 +78,13 @@ pub fn build_report_on(
         docker: docker.as_ref(),
         deep: opts.deep,
     };
-    let findings = checks::run_all(&cx);
+    let mut findings = checks::run_all(&cx);
+    if let Some(n) = opts.expect_gpus {
+        findings.push(checks::expected_gpus(&facts, n));
+    }
+    if let Some(only) = &opts.only {
+        findings = checks::only(findings, only)?;
+    }
     let summary = Summary::of(&findings);
     let why = [
         target.rocm.as_ref().map(|r| r.why.clone()),
@@ -113,6 +129,8 @@ pub fn exec(
         deep: a.deep,
         tool_timeout: Some(Duration::from_secs(a.tool_timeout)),
         no_docker: false,
+        only: a.only,
+        expect_gpus: a.expect_gpus,
     };
     let r = build_report(&opts)?;
     super::written(if a.json {

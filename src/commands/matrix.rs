@@ -18,6 +18,7 @@ fn field(q: &MatrixCommand) -> &'static str {
         MatrixCommand::Cuda { .. } => "matrix cuda",
         MatrixCommand::Ngc { .. } => "matrix ngc",
         MatrixCommand::Check => "matrix check",
+        MatrixCommand::Gpu { .. } => "matrix gpu",
     }
 }
 
@@ -57,6 +58,8 @@ pub fn plan(q: &MatrixCommand) -> Result<MatrixQuery, Error> {
             os: os.as_deref().map(parse_os).transpose()?,
         },
         MatrixCommand::Check => MatrixQuery::Check,
+        // Answered from gpus.yaml by `gpu` below, before any query is planned.
+        MatrixCommand::Gpu { .. } => return Err(bad("is answered by matrix_gpu".into())),
     })
 }
 
@@ -104,6 +107,9 @@ fn write_json(answer: &MatrixAnswer, origin: &str, out: &mut dyn Write) -> std::
 
 /// Runs `rocmenv matrix`; the answer goes to `out`. Returns the exit code.
 pub fn exec(a: MatrixArgs, matrices: Option<PathBuf>, out: &mut dyn Write) -> Result<i32, Error> {
+    if let MatrixCommand::Gpu { query } = &a.query {
+        return super::matrix_gpu::exec(query, a.json, matrices, out);
+    }
     let query = plan(&a.query)?;
     let m = Matrices::load(matrices.as_deref())?;
     let answer = m.answer(&query).map_err(|n| {

@@ -12,6 +12,7 @@ pub mod gc;
 pub mod init;
 pub mod k8s;
 pub mod matrix;
+pub mod matrix_gpu;
 pub mod probe;
 pub mod report;
 pub mod run;
@@ -84,7 +85,7 @@ pub fn dispatch(cli: Cli) -> Result<i32, Error> {
         Command::Matrix(a) => matrix::exec(a, matrices, &mut out),
         Command::Init(a) => init::exec(a, matrices, &mut out, &mut err),
         Command::Validate(a) => validate::exec(a, matrices, style, &mut out, &mut err),
-        Command::Gc { json, all } => gc::exec(json, all, &mut out),
+        Command::Gc { json, all, images } => gc::exec(json, all, images, &mut out),
         Command::Completions { shell } => completions::exec(shell, &mut out),
         Command::K8s(a) => k8s::exec(a, &mut out),
         Command::Slurm(a) => slurm::exec(a, &mut out),

@@ -120,6 +120,7 @@ pub fn exec(
         style,
         has_gpu,
         nvidia_driver,
+        expect_gpus: a.expect_gpus,
     };
     for p in &planned {
         let _ = writeln!(
@@ -195,6 +196,8 @@ struct Run<'a> {
     style: Style,
     has_gpu: bool,
     nvidia_driver: Option<crate::version::DriverVersion>,
+    /// `--expect-gpus N`.
+    expect_gpus: Option<usize>,
 }
 
 impl Run<'_> {
@@ -310,6 +313,7 @@ impl Run<'_> {
         let opts = super::doctor::DoctorOptions {
             matrices: self.matrices.clone(),
             target: p.target.clone(),
+            expect_gpus: self.expect_gpus,
             ..Default::default()
         };
         let started = Instant::now();
@@ -320,7 +324,9 @@ impl Run<'_> {
             .map(|f| {
                 let mut c = finding_case(Step::Doctor, f);
                 // A runner without GPUs is not one of the GPU hosts: what would fail there is not a finding here.
-                if !self.has_gpu && matches!(c.status, Status::Fail | Status::Warn) {
+                // Except the GPU count the user asked for: a node whose GPUs vanished is what it is there to catch.
+                let expected = c.id == "gpu.count";
+                if !self.has_gpu && !expected && matches!(c.status, Status::Fail | Status::Warn) {
                     c.status = Status::Skip;
                     c.summary = format!(
                         "no GPU on this runner, so it is not a GPU host: {}",
@@ -452,7 +458,8 @@ impl Run<'_> {
                 false,
             );
         }
-        if !self.has_gpu {
+        // A cpu stack's smoke runs on the CPU: a runner without GPUs runs it all the same.
+        if !self.has_gpu && !cpu_only(s) {
             return (one(Status::Skip, NO_GPU_SMOKE.into()), false);
         }
         let dir = match tempfile::tempdir() {
@@ -471,6 +478,7 @@ impl Run<'_> {
                 config::SmokeLevel::Full => LevelArg::Full,
             },
             only: Vec::new(),
+            expect_gpus: None,
         };
         if let Err(e) = super::smoke::exec(args, self.matrices.clone(), self.style, out, err) {
             return (
@@ -637,16 +645,21 @@ const NO_GPU_SMOKE: &str =
 /// Why a benchmark is skipped there.
 const NO_GPU_BENCH: &str = "no GPU on this runner: benchmarks run on a GPU runner or node";
 
+/// A cpu stack that names no GPU target: its suites run on the CPU.
+fn cpu_only(s: &StackConfig) -> bool {
+    s.stack == config::StackKind::Cpu && s.gfx.is_empty() && s.cuda_arch.is_empty()
+}
+
 /// Where a suite runs: in the stack's image, with the host's GPUs, except a cpu stack that names no GPU, which runs
 /// on the CPU (its torch has no GPU to find, and must not be failed for it).
 fn suite_args(s: &StackConfig, tag: &str, timeout: u64, json: &Path) -> SuiteArgs {
-    let cpu_only = s.stack == config::StackKind::Cpu && s.gfx.is_empty() && s.cuda_arch.is_empty();
+    let cpu_only = cpu_only(s);
     SuiteArgs {
         image: Some(tag.to_string()),
         host: false,
-        python: "python3".into(),
+        python: None,
         vendor: cpu_only.then_some(crate::cli::VendorArg::Cpu),
-        gpu: None,
+        gpu: Vec::new(),
         timeout: Some(timeout),
         json: Some(json.to_path_buf()),
         junit: None,

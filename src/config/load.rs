@@ -31,12 +31,14 @@ impl Config {
     /// Validates `text` as the contents of `path` (which is only named in errors, and anchors baseline paths).
     pub fn parse(path: &Path, text: &str) -> Result<Config, Error> {
         let file: ConfigFile = serde_yaml_ng::from_str(text).map_err(|e| {
-            let loc = e.location();
+            let loc = e
+                .location()
+                .map(|l| within_text(text, l.line(), l.column()));
             let message = strip_location(&e.to_string());
             Error::Config {
                 path: path.to_path_buf(),
-                line: loc.as_ref().map(|l| l.line()),
-                column: loc.as_ref().map(|l| l.column()),
+                line: loc.map(|l| l.0),
+                column: loc.map(|l| l.1),
                 message,
             }
         })?;
@@ -293,6 +295,20 @@ pub fn compute_capability(s: &str) -> Result<String, &'static str> {
         }
     }
     Err("is not a compute capability; write sm_90 or \"9.0\"")
+}
+
+/// The parser reports an error at the end of the file (an unclosed `[`) on the line after the last one; people look
+/// for it on the last line that has text, just past its end (issue 25: `broken.yaml:6:1` for a 5-line file).
+fn within_text(text: &str, line: usize, column: usize) -> (usize, usize) {
+    let lines: Vec<&str> = text.lines().collect();
+    let blank_from = |l: usize| lines.iter().skip(l - 1).all(|x| x.trim().is_empty());
+    if line == 0 || (line <= lines.len() && !(column == 1 && blank_from(line))) {
+        return (line, column);
+    }
+    match lines.iter().rposition(|l| !l.trim().is_empty()) {
+        Some(i) => (i + 1, lines[i].chars().count() + 1),
+        None => (line, column),
+    }
 }
 
 /// The serde message without its trailing ` at line L column C` (the error carries them as fields).

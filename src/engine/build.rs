@@ -245,7 +245,7 @@ async fn run_build(
     running: &RefCell<Option<String>>,
 ) -> Result<Option<String>, Error> {
     let labels = HashMap::from([
-        ("rocmenv.stack".to_string(), stack.to_string()),
+        (super::image_gc::STACK_LABEL.to_string(), stack.to_string()),
         ("rocmenv.context-hash".to_string(), ctx.content_hash()),
     ]);
     let opts = BuildImageOptionsBuilder::new()

@@ -51,6 +51,65 @@ pub fn resolve_endpoint(
         .unwrap_or_else(|| DEFAULT_SOCKET.to_string())
 }
 
+/// Why no daemon could be used at an endpoint; each has one fix, and the others' fixes would mislead.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Unreachable {
+    /// The socket file does not exist: no daemon was started there.
+    NoSocket,
+    /// The socket exists and the daemon may well run, but this user may not open it.
+    PermissionDenied,
+    /// Something listens, or used to, but no daemon answers: refused, reset, or hung.
+    NoAnswer,
+    /// The endpoint is not one rocmenv can speak to (ssh://, a typo).
+    Unsupported,
+}
+
+impl Unreachable {
+    /// The start of the one-line error: what was found at the endpoint.
+    pub fn headline(self) -> &'static str {
+        match self {
+            Unreachable::PermissionDenied => "this user may not use the container engine",
+            Unreachable::Unsupported => "cannot use the container engine endpoint",
+            Unreachable::NoSocket | Unreachable::NoAnswer => "no container engine answers",
+        }
+    }
+
+    /// The one step that fixes this failure.
+    pub fn fix(self) -> &'static str {
+        match self {
+            Unreachable::NoSocket => "start dockerd: sudo systemctl start docker; or point DOCKER_HOST at a running daemon, e.g. unix:///run/podman/podman.sock",
+            Unreachable::PermissionDenied => "the daemon runs but its socket is closed to this user: add the user to the docker group (sudo usermod -aG docker $USER, then log in again), or point DOCKER_HOST at a daemon this user may use, e.g. a rootless Podman's unix://$XDG_RUNTIME_DIR/podman/podman.sock",
+            Unreachable::NoAnswer => "start dockerd, or restart it if it hangs: sudo systemctl restart docker; or point DOCKER_HOST at a running daemon",
+            Unreachable::Unsupported => "set DOCKER_HOST to unix:///PATH, tcp://HOST:PORT or, with DOCKER_TLS_VERIFY=1, https://HOST:PORT",
+        }
+    }
+
+    /// What an I/O error opening or speaking to the endpoint means.
+    pub fn of_io(kind: std::io::ErrorKind) -> Unreachable {
+        match kind {
+            std::io::ErrorKind::NotFound => Unreachable::NoSocket,
+            std::io::ErrorKind::PermissionDenied => Unreachable::PermissionDenied,
+            _ => Unreachable::NoAnswer,
+        }
+    }
+}
+
+/// Why a bollard error happened, from the `std::io::Error` hyper wraps in its source chain.
+fn classify(e: &bollard::errors::Error) -> Unreachable {
+    let mut src: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(x) = src {
+        if let Some(io) = x.downcast_ref::<std::io::Error>() {
+            return Unreachable::of_io(io.kind());
+        }
+        src = x.source();
+    }
+    match e {
+        bollard::errors::Error::SocketNotFoundError(_) => Unreachable::NoSocket,
+        _ => Unreachable::NoAnswer,
+    }
+}
+
 impl Engine {
     /// Connects to `endpoint` (`unix://PATH`, a bare socket path, `tcp://HOST:PORT` or `http://…`, no TLS) and
     /// negotiates the API version, so daemons from Docker 20.10 (API 1.41) to current answer.
@@ -61,9 +120,10 @@ impl Engine {
     /// Connects to a resolved endpoint, over TLS when it carries TLS files, and negotiates the API version.
     pub fn connect_to(ep: &Endpoint) -> Result<Engine, Error> {
         let shown = ep.to_string();
-        let unreachable = |why: String| Error::DaemonUnreachable {
+        let unreachable = |reason: Unreachable, why: String| Error::DaemonUnreachable {
             endpoint: shown.clone(),
             why,
+            reason,
         };
         let tls_failed = |why: String| Error::DockerTls {
             endpoint: shown.clone(),
@@ -81,14 +141,23 @@ impl Engine {
             .strip_prefix("unix://")
             .or_else(|| host.starts_with('/').then_some(host))
         {
-            if !Path::new(path).exists() {
-                return Err(unreachable(format!("{path} does not exist")));
+            // A directory this user may not enter hides the socket: that is a permission problem, not a missing one.
+            if let Err(e) = std::fs::metadata(path) {
+                let reason = Unreachable::of_io(e.kind());
+                let why = match reason {
+                    Unreachable::NoSocket => format!("{path} does not exist"),
+                    Unreachable::PermissionDenied => {
+                        format!("permission denied looking up {path}")
+                    }
+                    _ => format!("{path}: {e}"),
+                };
+                return Err(unreachable(reason, why));
             }
             Docker::connect_with_unix(path, REQUEST_TIMEOUT_S, v)
-                .map_err(|e| unreachable(e.to_string()))?
+                .map_err(|e| unreachable(classify(&e), e.to_string()))?
         } else if host.starts_with("tcp://") || host.starts_with("http://") {
             Docker::connect_with_http(host, REQUEST_TIMEOUT_S, v)
-                .map_err(|e| unreachable(e.to_string()))?
+                .map_err(|e| unreachable(classify(&e), e.to_string()))?
         } else if host.starts_with("https://") {
             return Err(tls_failed(format!(
                 "an https:// endpoint needs TLS files: set DOCKER_TLS_VERIFY=1 and DOCKER_CERT_PATH to the directory with {}",
@@ -96,6 +165,7 @@ impl Engine {
             )));
         } else {
             return Err(unreachable(
+                Unreachable::Unsupported,
                 "not a unix://, tcp:// or https:// endpoint (ssh endpoints are not supported)"
                     .into(),
             ));
@@ -104,14 +174,20 @@ impl Engine {
             .block_on(async {
                 tokio::time::timeout(CONNECT_TIMEOUT, docker.negotiate_version()).await
             })
-            .map_err(|_| unreachable(format!("no answer within {} s", CONNECT_TIMEOUT.as_secs())))?
+            .map_err(|_| {
+                unreachable(
+                    Unreachable::NoAnswer,
+                    format!("no answer within {} s", CONNECT_TIMEOUT.as_secs()),
+                )
+            })?
             .map_err(|e| match &ep.tls {
-                Some(t) => tls::explain(t, &e).map_or_else(|| unreachable(describe(&e)), tls_failed),
+                Some(t) => tls::explain(t, &e)
+                    .map_or_else(|| unreachable(classify(&e), describe(&e)), tls_failed),
                 None if tls::is_http_to_https(&e) => tls_failed(format!(
                     "the daemon speaks TLS on this port: set DOCKER_TLS_VERIFY=1 and DOCKER_CERT_PATH to the directory with {}",
                     tls::CERT_FILES
                 )),
-                None => unreachable(describe(&e)),
+                None => unreachable(classify(&e), describe(&e)),
             })?;
         Ok(Engine {
             docker,
@@ -150,6 +226,19 @@ impl Engine {
     /// The negotiated API version (`1.41`).
     pub fn api_version(&self) -> String {
         self.docker.client_version().to_string()
+    }
+
+    /// The user a local image runs as (`1000`, `rocmenv`, `0:0`); `None` when the image is not local or names none
+    /// (root).
+    pub fn image_user(&self, image: &str) -> Option<String> {
+        let d = &self.docker;
+        self.rt
+            .block_on(async { tokio::time::timeout(CONNECT_TIMEOUT, d.inspect_image(image)).await })
+            .ok()?
+            .ok()?
+            .config?
+            .user
+            .filter(|u| !u.is_empty())
     }
 
     /// The architecture of a local image (`amd64`, `arm64`, …); `None` when the image is not local or says none.
@@ -227,6 +316,7 @@ pub fn docker_status(endpoint: &Endpoint) -> DockerStatus {
             endpoint: shown,
             result: Ok(info),
             fix: None,
+            reason: None,
         },
         Err(e) => status_error(shown, e),
     }
@@ -241,8 +331,16 @@ pub fn docker_status_from_env() -> DockerStatus {
 }
 
 fn status_error(shown: String, e: Error) -> DockerStatus {
+    let reason = match &e {
+        Error::DaemonUnreachable { reason, .. } => Some(*reason),
+        _ => None,
+    };
     let (endpoint, why, fix) = match e {
-        Error::DaemonUnreachable { endpoint, why } => (endpoint, why, None),
+        Error::DaemonUnreachable {
+            endpoint,
+            why,
+            reason,
+        } => (endpoint, why, Some(reason.fix().to_string())),
         Error::DockerTls { endpoint, why } => (
             endpoint,
             format!("TLS failed: {why}"),
@@ -259,6 +357,7 @@ fn status_error(shown: String, e: Error) -> DockerStatus {
         endpoint,
         result: Err(why),
         fix,
+        reason,
     }
 }
 
@@ -280,9 +379,6 @@ pub(crate) fn describe(e: &bollard::errors::Error) -> String {
             while let Some(x) = src {
                 s = x.to_string();
                 src = x.source();
-            }
-            if s.contains("Permission denied") {
-                s.push_str(" (add the user to the docker group, or use a rootless daemon)");
             }
             s
         }
@@ -328,8 +424,10 @@ pub struct DockerStatus {
     pub endpoint: String,
     /// What the daemon said, or why it could not be asked.
     pub result: Result<DockerInfo, String>,
-    /// What to do when the endpoint itself is misconfigured (TLS files, contexts); `None`: start the daemon.
+    /// The one step that fixes the failure (start the daemon, join the docker group, fix the TLS files or context).
     pub fix: Option<String>,
+    /// Which way a daemon could not be reached (no socket, permission denied, no answer); `None` for TLS and contexts.
+    pub reason: Option<Unreachable>,
 }
 
 /// What the daemon's `/version` and `/info` say.

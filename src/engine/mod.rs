@@ -10,6 +10,7 @@ mod endpoint;
 mod events;
 mod gc;
 mod image;
+mod image_gc;
 mod owner;
 mod print;
 mod run;
@@ -20,7 +21,7 @@ mod tls;
 pub use build::{build_context, build_files, content_tag, BuildFlags, BuildOutcome};
 pub use connect::{
     docker_status, docker_status_from_env, resolve_endpoint, DockerInfo, DockerStatus, Engine,
-    DEFAULT_SOCKET,
+    Unreachable, DEFAULT_SOCKET,
 };
 pub use context::{base_images, BuildContext};
 pub use devices::{device_map, shm_size, video_render_gids, DeviceMap, DeviceVendor, GpuRequest};
@@ -31,6 +32,7 @@ pub use endpoint::{
 };
 pub use events::BuildEvent;
 pub use gc::{keep_reason, GcOutcome, Kept, Leftover};
+pub use image_gc::{plan_image_gc, BuiltImage, ImageGcOutcome, KeptImage, STACK_LABEL};
 pub use owner::{hostname, liveness, Liveness, Owner};
 pub use print::docker_run_line;
 pub use run::{

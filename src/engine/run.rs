@@ -115,6 +115,22 @@ pub struct RunOutcome {
     pub result_error: Option<String>,
     /// The container's id (it has been removed).
     pub container_id: String,
+    /// The engine could not start the command (not found: exit 127; not executable: 126), in its words.
+    pub start_error: Option<String>,
+}
+
+/// The code the docker CLI gives a command the engine could not start: 127 when it is not found, 126 when it cannot be
+/// executed (docker/cli@26da5bf025c8da9d4bf94e8c3d982f084578d093:cli/command/container/run.go, `runStartContainerErr`);
+/// `None` for other start failures, which are rocmenv's own (125).
+pub fn start_failure_code(message: &str) -> Option<i64> {
+    let m = message.to_ascii_lowercase();
+    if m.contains("executable file not found") || m.contains("no such file or directory") {
+        Some(127)
+    } else if m.contains("permission denied") || m.contains("is a directory") {
+        Some(126)
+    } else {
+        None
+    }
 }
 
 impl RunOutcome {
@@ -271,6 +287,7 @@ impl Engine {
             result_file: None,
             result_error: None,
             container_id: id.to_string(),
+            start_error: None,
         };
         let engine_err = |what: &str, e: bollard::errors::Error| {
             Error::Engine(format!("{what} {id}: {}", describe(&e)))
@@ -290,9 +307,17 @@ impl Engine {
                     engine_err(&format!("cannot copy files into {dir} of container"), e)
                 })?;
         }
-        d.start_container(id, None)
-            .await
-            .map_err(|e| engine_err("cannot start container", e))?;
+        if let Err(e) = d.start_container(id, None).await {
+            let message = describe(&e);
+            return match start_failure_code(&message) {
+                Some(code) => {
+                    out.exit_code = Some(code);
+                    out.start_error = Some(message);
+                    Ok(out)
+                }
+                None => Err(engine_err("cannot start container", e)),
+            };
+        }
         let deadline = async {
             match spec.timeout {
                 Some(t) => tokio::time::sleep(t).await,
@@ -450,4 +475,21 @@ fn upload_tar(files: &[&Upload]) -> std::io::Result<Vec<u8>> {
         b.append_data(&mut header, &u.name, u.bytes.as_slice())?;
     }
     b.into_inner()
+}
+
+#[cfg(test)]
+mod start_tests {
+    use super::start_failure_code;
+
+    /// Issue 25: `rocmenv run -- nosuchcmd` exited 125 where `docker run` gives 127 (126 for a file it cannot execute).
+    #[test]
+    fn a_command_that_cannot_start_exits_like_docker_run() {
+        let not_found = "failed to create task for container: failed to create shim task: OCI runtime create failed: runc create failed: unable to start container process: exec: \"nosuchcmd\": executable file not found in $PATH: unknown (HTTP 400)";
+        assert_eq!(start_failure_code(not_found), Some(127));
+        assert_eq!(
+            start_failure_code("exec: \"/etc/passwd\": permission denied: unknown"),
+            Some(126)
+        );
+        assert_eq!(start_failure_code("cannot allocate memory"), None);
+    }
 }

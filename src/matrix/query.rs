@@ -238,7 +238,8 @@ pub fn check_rocm_tag(tag: &str, release: &Version) -> Result<(), String> {
     Ok(())
 }
 
-/// Up to five valid values closest to `spec`, in order.
+/// Up to five valid values near `spec`, in order: one per series (its newest), the closest series below and above it, so
+/// `6.9` names 6.x and 7.x releases; past either end of the list, it says so (`6.18 is newer than any listed`).
 pub fn nearest(spec: &str, all: &[String]) -> String {
     let key = |v: &str| -> Option<i64> {
         let (v, _) = crate::version::parse_with_parts(v).ok()?;
@@ -253,12 +254,33 @@ pub fn nearest(spec: &str, all: &[String]) -> String {
             .collect::<Vec<_>>()
             .join(", ");
     };
-    let mut scored: Vec<(i64, &String)> = all
-        .iter()
-        .filter_map(|v| Some(((key(v)? - want).abs(), v)))
+    let mut series: std::collections::BTreeMap<i64, (i64, &String)> = Default::default();
+    for v in all {
+        if let Some(k) = key(v) {
+            let e = series.entry(k / 1000).or_insert((k, v));
+            if k > e.0 {
+                *e = (k, v);
+            }
+        }
+    }
+    let below: Vec<&String> = series
+        .range(..=want / 1000)
+        .rev()
+        .map(|(_, e)| e.1)
         .collect();
-    scored.sort();
-    let mut pick: Vec<&String> = scored.into_iter().take(5).map(|(_, v)| v).collect();
+    let above: Vec<&String> = series.range(want / 1000 + 1..).map(|(_, e)| e.1).collect();
+    let n_above = above.len().min(2.max(5usize.saturating_sub(below.len())));
+    let n_below = below.len().min(5 - n_above);
+    let mut pick: Vec<&String> = below[..n_below]
+        .iter()
+        .chain(&above[..n_above])
+        .copied()
+        .collect();
     pick.sort_by_key(|v| key(v));
-    pick.into_iter().cloned().collect::<Vec<_>>().join(", ")
+    let list = pick.into_iter().cloned().collect::<Vec<_>>().join(", ");
+    match (below.is_empty(), above.is_empty()) {
+        (false, true) if !list.is_empty() => format!("{list} ({spec} is newer than any listed)"),
+        (true, false) => format!("{list} ({spec} is older than any listed)"),
+        _ => list,
+    }
 }

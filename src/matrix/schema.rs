@@ -377,6 +377,34 @@ pub struct Peaks {
     /// Memory bandwidth in GB/s.
     #[serde(default)]
     pub mem_bw_gbs: Option<f64>,
+    /// How many devices torch sees in one package whose figures these are (MI250/MI250X: 2 GCDs, each its own
+    /// device): each device's peak is the package's divided by this. Absent: 1.
+    #[serde(default)]
+    pub gcds: Option<u32>,
+    /// Compute-partition modes (`DPX`, `QPX`, `CPX`) and how many logical devices each makes of one GPU: in a mode,
+    /// each device's peak is the GPU's divided by that number.
+    #[serde(default)]
+    pub partitions: std::collections::BTreeMap<String, u32>,
+}
+
+impl Peaks {
+    /// The share of these package figures one device has: `(divisor, why)`, given how many of the run's devices sit
+    /// at one PCI address (`sharing`, 1 when unknown). `None` when devices share an address in a way no listed
+    /// partition mode explains.
+    pub fn split(&self, sharing: u32) -> Option<(u32, Option<String>)> {
+        let gcds = self.gcds.unwrap_or(1).max(1);
+        if sharing <= 1 {
+            return Some((
+                gcds,
+                (gcds > 1).then(|| format!("per GCD: package / {gcds}")),
+            ));
+        }
+        let (mode, n) = self.partitions.iter().find(|(_, n)| **n == sharing)?;
+        Some((
+            gcds * n,
+            Some(format!("{mode} partition: {n} devices at one PCI address")),
+        ))
+    }
 }
 
 /// The field names of each record, which `unconfirmed:` may name (besides `*`).
@@ -435,5 +463,12 @@ pub mod fields {
         "peaks",
     ];
     /// Datasheet peaks, under `peaks.`.
-    pub const PEAKS: &[&str] = &["fp32_tflops", "fp16_tflops", "bf16_tflops", "mem_bw_gbs"];
+    pub const PEAKS: &[&str] = &[
+        "fp32_tflops",
+        "fp16_tflops",
+        "bf16_tflops",
+        "mem_bw_gbs",
+        "gcds",
+        "partitions",
+    ];
 }

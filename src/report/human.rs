@@ -166,24 +166,88 @@ fn finding(f: &Finding, style: Style, out: &mut dyn Write) -> std::io::Result<()
     Ok(())
 }
 
+/// The first line of the report, the answer a person came for: can this host run PyTorch on the target, and on how
+/// many of its GPUs (a failure about one GPU takes only that GPU out; one about the host takes all).
+pub fn verdict(r: &DoctorReport) -> String {
+    let host = if r.facts.mode == "live" {
+        "this host"
+    } else {
+        "this host tree"
+    };
+    let target = if r.target_label.is_empty() {
+        "its GPUs".to_string()
+    } else {
+        r.target_label.clone()
+    };
+    let failed: Vec<&Finding> = r
+        .findings
+        .iter()
+        .filter(|f| f.status == Status::Fail)
+        .collect();
+    let plural =
+        |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+    let warned = match r.summary.warn {
+        0 => String::new(),
+        n => format!(", with {}", plural(n, "warning", "warnings")),
+    };
+    let gpus = &r.facts.gpus;
+    if gpus.is_empty() {
+        let others = failed.iter().filter(|f| f.id != "gpu.present").count();
+        let also = match others {
+            0 => String::new(),
+            1 => ", and 1 other check failed".to_string(),
+            n => format!(", and {n} other checks failed"),
+        };
+        return format!("verdict: {host} cannot run PyTorch on {target}: no GPU found{also} (PyTorch runs on its CPU only)");
+    }
+    if let Some(first) = failed.iter().find(|f| f.subject.is_none()) {
+        return format!(
+            "verdict: {host} cannot run PyTorch on {target} yet: {} (the first: {})",
+            plural(failed.len(), "check failed", "checks failed"),
+            first.id
+        );
+    }
+    let ok = gpus
+        .iter()
+        .filter(|g| {
+            !failed
+                .iter()
+                .any(|f| f.subject.as_deref() == Some(&g.pci_address))
+        })
+        .count();
+    if ok == 0 {
+        return match gpus.len() {
+            1 => format!("verdict: {host} cannot run PyTorch on {target} on its one GPU"),
+            n => format!("verdict: {host} cannot run PyTorch on {target} on any of its {n} GPUs"),
+        };
+    }
+    format!(
+        "verdict: {host} can run PyTorch on {target} on {ok} of {}{warned}",
+        plural(gpus.len(), "GPU", "GPUs")
+    )
+}
+
 /// Writes the human report.
 pub fn render_human(r: &DoctorReport, style: Style, out: &mut dyn Write) -> std::io::Result<()> {
     let f = &r.facts;
+    writeln!(out, "{}", style.paint(BOLD, &verdict(r)))?;
     let where_ = if f.mode == "live" {
         "this host".to_string()
     } else {
         format!("host tree {}", r.root)
     };
-    writeln!(
-        out,
-        "rocmenv doctor: {where_}, checked against {} ({})",
-        if r.target_label.is_empty() {
-            "nothing"
-        } else {
-            &r.target_label
-        },
-        r.target_why
-    )?;
+    let label = if r.target_label.is_empty() {
+        "nothing"
+    } else {
+        &r.target_label
+    };
+    // A reason with its own parenthesis is not wrapped in another: `newest release (no GPU found))` read as a typo.
+    let against = if r.target_why.contains('(') {
+        format!("{label}: {}", r.target_why)
+    } else {
+        format!("{label} ({})", r.target_why)
+    };
+    writeln!(out, "rocmenv doctor: {where_}, checked against {against}")?;
     let os =
         f.os.as_ref()
             .and_then(|o| o.pretty_name.clone())
@@ -237,6 +301,89 @@ pub fn render_human(r: &DoctorReport, style: Style, out: &mut dyn Write) -> std:
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::commands::doctor::{build_report, DoctorOptions};
+
+    fn failed(id: &'static str, subject: Option<String>) -> Finding {
+        Finding {
+            id,
+            area: "gpu",
+            subject,
+            status: Status::Fail,
+            summary: "x".into(),
+            detail: None,
+            fix: None,
+        }
+    }
+
+    fn fixture(name: &str, target: &str) -> DoctorReport {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/hosts");
+        build_report(&DoctorOptions {
+            sysroot: Some(dir.join(name)),
+            target: Some(target.parse().unwrap()),
+            ..DoctorOptions::default()
+        })
+        .unwrap()
+    }
+
+    /// Issue 25: the report opened with its target and a list of checks; the answer came last, as counts. Now the
+    /// first line is the verdict, and a failure about one GPU takes out that GPU only.
+    #[test]
+    fn the_report_opens_with_a_one_line_verdict() {
+        let r = fixture("mi300x-x4-ubuntu2204", "rocm-6.2");
+        assert_eq!(
+            verdict(&r),
+            format!(
+                "verdict: this host tree can run PyTorch on ROCm 6.2.4 on 4 of 4 GPUs{}",
+                match r.summary.warn {
+                    0 => String::new(),
+                    1 => ", with 1 warning".into(),
+                    n => format!(", with {n} warnings"),
+                }
+            )
+        );
+        let mut out = Vec::new();
+        render_human(&r, Style::Plain, &mut out).unwrap();
+        assert!(String::from_utf8(out)
+            .unwrap()
+            .starts_with("verdict: this host tree can run PyTorch"));
+        let mut one_bad = fixture("mi300x-x4-ubuntu2204", "rocm-6.2");
+        let addr = one_bad.facts.gpus[2].pci_address.clone();
+        one_bad.findings.push(failed("gpu.x", Some(addr)));
+        assert!(
+            verdict(&one_bad).contains("on 3 of 4 GPUs"),
+            "{}",
+            verdict(&one_bad)
+        );
+        let mut host_bad = fixture("mi300x-x4-ubuntu2204", "rocm-6.2");
+        host_bad.findings.push(failed("kernel.x", None));
+        host_bad.summary = crate::checks::Summary::of(&host_bad.findings);
+        assert_eq!(
+            verdict(&host_bad),
+            "verdict: this host tree cannot run PyTorch on ROCm 6.2.4 yet: 1 check failed (the first: kernel.x)"
+        );
+    }
+
+    /// Issue 25: `checked against ROCm 7.2.4 (newest release (no GPU found))` closed two parentheses.
+    #[test]
+    fn the_header_does_not_double_a_parenthesis() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/hosts");
+        let r = build_report(&DoctorOptions {
+            sysroot: Some(dir.join("no-gpu-debian12")),
+            ..DoctorOptions::default()
+        })
+        .unwrap();
+        let mut out = Vec::new();
+        render_human(&r, Style::Plain, &mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert!(!text.contains("))"), "{text}");
+        assert!(text.contains(": newest release (no GPU found)\n"), "{text}");
+        assert!(
+            text.starts_with(
+                "verdict: this host tree cannot run PyTorch on ROCm 7.2.4: no GPU found (PyTorch runs on its CPU only)"
+            ),
+            "{text}"
+        );
+    }
 
     #[test]
     fn paint_only_in_colour() {

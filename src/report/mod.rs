@@ -18,7 +18,9 @@ pub use json::{doctor_json, render_json};
 pub use matrix::render_matrix;
 pub use progress::BuildProgress;
 pub use runtime::render_runtime;
-pub use suite::{junit, render_suite_summary, render_suite_test, render_tune};
+pub use suite::{
+    entry_name, junit, render_suite_summary, render_suite_test, render_tune, SuiteRows,
+};
 
 use crate::checks::{Finding, Summary};
 use crate::host::HostFacts;

@@ -1,5 +1,5 @@
 //! Smoke and benchmark results for people (a row per test as it finishes, then the figures beside their peak and
-//! baseline) and for CI (JUnit XML through quick-junit: one suite per run, one case per test).
+//! baseline) and for CI (JUnit XML through quick-junit: one suite per run, one case per test and device).
 
 use super::Style;
 use crate::checks::Status;
@@ -30,47 +30,133 @@ fn figure(value: f64, unit: &str) -> String {
     format!("{v} {unit}")
 }
 
-/// One line for a finished test, then its reason (and fix) when it did not pass.
-pub fn render_suite_test(t: &TestResult, style: Style, out: &mut dyn Write) -> std::io::Result<()> {
-    let shown: Vec<String> = t
-        .metrics
-        .iter()
-        .filter_map(|m| Some(format!("{} {}", m.name, figure(m.value?, &m.unit))))
-        .take(3)
-        .collect();
-    let more = if t.metrics.len() > shown.len() {
-        ", …"
+/// A metric's name beside its figure: a `_bytes` suffix goes, since `figure` shows bytes in MiB (issue 25:
+/// `device0_total_memory_bytes 24105 MiB` named one unit and showed another).
+fn shown_name<'a>(name: &'a str, unit: &str) -> &'a str {
+    match (unit, name.strip_suffix("_bytes")) {
+        ("bytes", Some(stem)) => stem,
+        _ => name,
+    }
+}
+
+/// The name a row, a JUnit case and a message give a test entry: `gemm`, or `gemm (GPU 3)` for one device's entry.
+pub fn entry_name(t: &TestResult) -> String {
+    match t.device_label() {
+        Some(d) => format!("{} ({d})", t.name),
+        None => t.name.clone(),
+    }
+}
+
+/// The first line of `text`, cut to `max` characters, with `…` when anything was left out.
+fn first_line(text: &str, max: usize) -> String {
+    let line = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+    let more = text.trim().lines().count() > 1 || line.chars().count() > max;
+    let cut: String = line.trim().chars().take(max).collect();
+    if more {
+        format!("{cut}…")
     } else {
-        ""
-    };
-    let metrics = if shown.is_empty() {
-        String::new()
-    } else {
-        format!("  {}{more}", shown.join(", "))
-    };
-    writeln!(
-        out,
-        "  {} {:<16} {:>7.1} s{metrics}",
-        super::human::mark(status(t.status), style),
-        t.name,
-        t.duration_s
-    )?;
-    if t.status != TestStatus::Pass {
-        if let Some(r) = &t.reason {
-            for line in r.lines() {
-                writeln!(out, "      {line}")?;
-            }
+        cut
+    }
+}
+
+/// Prints a row per finished test as it comes; an error already shown for an earlier test is named, not repeated
+/// (an image without torch fails every test with the same words).
+#[derive(Debug, Default)]
+pub struct SuiteRows {
+    /// Each reason shown in full, with the test that showed it.
+    shown: Vec<(String, String)>,
+}
+
+impl SuiteRows {
+    /// One line for a finished test, then its reason (and fix) when it did not pass, or its note in one line when it
+    /// passed with one.
+    pub fn row(
+        &mut self,
+        t: &TestResult,
+        style: Style,
+        out: &mut dyn Write,
+    ) -> std::io::Result<()> {
+        let shown: Vec<String> = t
+            .metrics
+            .iter()
+            .filter_map(|m| {
+                Some(format!(
+                    "{} {}",
+                    shown_name(&m.name, &m.unit),
+                    figure(m.value?, &m.unit)
+                ))
+            })
+            .take(3)
+            .collect();
+        let more = if t.metrics.len() > shown.len() {
+            ", …"
+        } else {
+            ""
+        };
+        let metrics = if shown.is_empty() {
+            String::new()
+        } else {
+            format!("  {}{more}", shown.join(", "))
+        };
+        writeln!(
+            out,
+            "  {} {:<16} {:>7.1} s{metrics}",
+            super::human::mark(status(t.status), style),
+            entry_name(t),
+            t.duration_s
+        )?;
+        let Some(reason) = t.reason.as_deref().filter(|r| !r.trim().is_empty()) else {
+            return Ok(());
+        };
+        if t.status == TestStatus::Pass {
+            return writeln!(out, "      note: {}", first_line(reason, 160));
+        }
+        if let Some((_, first)) = self.shown.iter().find(|(r, _)| r == reason) {
+            return writeln!(out, "      the same error as {first}");
+        }
+        let device = t
+            .device_label()
+            .map(|d| format!("{d}: "))
+            .unwrap_or_default();
+        for (i, line) in reason.lines().enumerate() {
+            let lead = if i == 0 { device.as_str() } else { "" };
+            writeln!(out, "      {lead}{line}")?;
         }
         if let Some(f) = &t.fix {
             writeln!(out, "      fix: {f}")?;
         }
+        self.shown.push((reason.to_string(), entry_name(t)));
+        Ok(())
     }
-    Ok(())
+}
+
+/// One line for a finished test, then its reason (and fix) when it did not pass, or its note when it passed.
+pub fn render_suite_test(t: &TestResult, style: Style, out: &mut dyn Write) -> std::io::Result<()> {
+    SuiteRows::default().row(t, style, out)
+}
+
+/// Errors that more than one test ended with, each once with the tests it affected.
+fn repeated_errors(r: &SuiteResult) -> Vec<(String, Vec<String>)> {
+    let mut groups: Vec<(String, Vec<String>)> = Vec::new();
+    for t in r.tests.iter().filter(|t| t.status == TestStatus::Fail) {
+        let Some(reason) = t.reason.as_deref().filter(|r| !r.trim().is_empty()) else {
+            continue;
+        };
+        match groups.iter_mut().find(|(r, _)| r == reason) {
+            Some((_, names)) => names.push(entry_name(t)),
+            None => groups.push((reason.to_string(), vec![entry_name(t)])),
+        }
+    }
+    groups.retain(|(_, names)| names.len() > 1);
+    groups
 }
 
 fn comparison_row(c: &Comparison) -> String {
     let peak = match (c.peak, c.peak_pct) {
-        (Some(p), Some(pct)) => format!("{pct:.1}% of {}", figure(p, &c.unit)),
+        (Some(p), Some(pct)) => match &c.peak_basis {
+            Some(b) => format!("{pct:.1}% of {} ({b})", figure(p, &c.unit)),
+            None => format!("{pct:.1}% of {}", figure(p, &c.unit)),
+        },
         _ => "-".into(),
     };
     let base = match (c.baseline, c.baseline_pct) {
@@ -83,7 +169,11 @@ fn comparison_row(c: &Comparison) -> String {
     };
     format!(
         "  {:<28} {:>16}  peak: {:<28} baseline: {base}",
-        format!("{}/{}", c.test, c.metric),
+        match (c.gpu, c.device) {
+            (Some(g), _) => format!("{}/{} (GPU {g})", c.test, c.metric),
+            (None, Some(d)) => format!("{}/{} (torch device {d})", c.test, c.metric),
+            (None, None) => format!("{}/{}", c.test, c.metric),
+        },
         figure(c.measured, &c.unit),
         peak
     )
@@ -100,7 +190,22 @@ pub fn render_suite_summary(r: &SuiteResult, out: &mut dyn Write) -> std::io::Re
             writeln!(out, "{}", comparison_row(c))?;
         }
     }
+    for (reason, names) in repeated_errors(r) {
+        writeln!(
+            out,
+            "\n{} tests failed with the same error ({}): {}",
+            names.len(),
+            names.join(", "),
+            first_line(&reason, 200)
+        )?;
+    }
     let (pass, fail, skip) = r.counts();
+    let regressions = r.comparisons.iter().filter(|c| c.regression).count();
+    let regressed = match regressions {
+        0 => String::new(),
+        1 => ", 1 regression".into(),
+        n => format!(", {n} regressions"),
+    };
     let device = match (&r.device.name, r.device.count) {
         (Some(n), c) if c > 1 => format!("{c} × {n}"),
         (Some(n), _) => n.clone(),
@@ -114,7 +219,7 @@ pub fn render_suite_summary(r: &SuiteResult, out: &mut dyn Write) -> std::io::Re
     };
     writeln!(
         out,
-        "\n{} {what} on {device}: {pass} pass, {fail} fail, {skip} skip",
+        "\n{} {what} on {device}: {pass} pass, {fail} fail, {skip} skip{regressed}",
         r.kind
     )
 }
@@ -205,17 +310,29 @@ pub fn junit(r: &SuiteResult, suite_name: &str) -> String {
             TestStatus::Skip => TestCaseStatus::skipped(),
             TestStatus::Fail => TestCaseStatus::non_success(NonSuccessKind::Failure),
         };
+        let device = t
+            .device_label()
+            .map(|d| format!("{d}: "))
+            .unwrap_or_default();
         if t.status != TestStatus::Pass {
             if let Some(reason) = &t.reason {
-                st.set_message(reason.lines().next().unwrap_or_default());
+                st.set_message(format!(
+                    "{device}{}",
+                    reason.lines().next().unwrap_or_default()
+                ));
             }
-            let mut text = t.reason.clone().unwrap_or_default();
+            let mut text = format!("{device}{}", t.reason.clone().unwrap_or_default());
             if let Some(f) = &t.fix {
                 text.push_str(&format!("\nfix: {f}"));
             }
             st.set_description(text);
         }
-        let mut case = TestCase::new(t.name.clone(), st);
+        let mut case = TestCase::new(entry_name(t), st);
+        if t.status == TestStatus::Pass {
+            if let Some(note) = t.reason.as_deref().filter(|r| !r.trim().is_empty()) {
+                case.set_system_out(note);
+            }
+        }
         case.set_classname(format!("rocmenv.{}", r.kind));
         case.set_time(Duration::from_secs_f64(t.duration_s.max(0.0)));
         for m in &t.metrics {
@@ -249,9 +366,12 @@ mod tests {
                     name: "gemm_fp32_tflops".into(),
                     value: Some(0.0421),
                     unit: "TFLOP/s".into(),
+                    better: None,
                 }],
                 params: Default::default(),
                 duration_s: 0.5,
+                device: None,
+                gpu: None,
             }],
             "timeout",
             "the suite outlived --timeout 5 s".into(),
@@ -265,6 +385,8 @@ mod tests {
             metrics: vec![],
             params: Default::default(),
             duration_s: 0.0,
+            device: None,
+            gpu: None,
         });
         r
     }
@@ -297,6 +419,134 @@ mod tests {
         );
     }
 
+    fn on_gpu(
+        name: &str,
+        status: TestStatus,
+        reason: Option<&str>,
+        gpu: Option<usize>,
+    ) -> TestResult {
+        let mut t = TestResult::new(name, status, reason.map(str::to_string));
+        t.device = gpu.map(|g| g as u32 - 2);
+        t.gpu = gpu;
+        t
+    }
+
+    /// Issue 25: `device0_total_memory_bytes 24105 MiB` was labelled in bytes and shown in MiB.
+    #[test]
+    fn a_bytes_metric_shown_in_mib_drops_its_bytes_suffix() {
+        let mut t = TestResult::new("env", TestStatus::Pass, None);
+        t.metrics = vec![Metric {
+            name: "device0_total_memory_bytes".into(),
+            value: Some(24105.0 * 1048576.0),
+            unit: "bytes".into(),
+            better: None,
+        }];
+        let mut out = Vec::new();
+        render_suite_test(&t, Style::Plain, &mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert!(text.contains("device0_total_memory 24105 MiB"), "{text}");
+        assert!(!text.contains("_bytes"), "{text}");
+    }
+
+    /// Issue 21: a row per device named by the host's number; a failure says which GPU; a passing test's note is
+    /// one line; JUnit has a case per device and the note as system-out.
+    #[test]
+    fn per_device_rows_notes_and_junit_cases() {
+        let mut r = result();
+        r.tests = vec![
+            on_gpu(
+                "gemm",
+                TestStatus::Pass,
+                Some("fp16 skipped: no fp16 matmul\nmore"),
+                Some(2),
+            ),
+            on_gpu(
+                "gemm",
+                TestStatus::Fail,
+                Some("row 4000 off by 3.1 (atol 0.01)"),
+                Some(3),
+            ),
+        ];
+        let mut out = Vec::new();
+        let mut rows = SuiteRows::default();
+        for t in &r.tests {
+            rows.row(t, Style::Plain, &mut out).unwrap();
+        }
+        let text = String::from_utf8(out).unwrap();
+        assert!(text.contains("✓ gemm (GPU 2)"), "{text}");
+        assert!(
+            text.contains("      note: fp16 skipped: no fp16 matmul…"),
+            "{text}"
+        );
+        assert!(text.contains("✗ gemm (GPU 3)"), "{text}");
+        assert!(text.contains("      GPU 3: row 4000 off by 3.1"), "{text}");
+        let xml = junit(&r, "smoke-quick");
+        assert!(xml.contains(r#"<testcase name="gemm (GPU 2)""#), "{xml}");
+        assert!(xml.contains(r#"<testcase name="gemm (GPU 3)""#), "{xml}");
+        assert!(
+            xml.contains(r#"<failure message="GPU 3: row 4000 off by 3.1 (atol 0.01)""#),
+            "{xml}"
+        );
+        assert!(
+            xml.contains("<system-out>fp16 skipped: no fp16 matmul"),
+            "{xml}"
+        );
+    }
+
+    /// Issue 25: an error every test repeats is shown in full once; the others name the first, and the summary
+    /// lists the tests it affected.
+    #[test]
+    fn a_repeated_error_is_shown_once() {
+        let mut r = result();
+        let why = "torch cannot be imported: No module named 'torch'";
+        r.tests = ["environment", "numerics", "gemm"]
+            .iter()
+            .map(|n| TestResult::new(n, TestStatus::Fail, Some(why.into())))
+            .collect();
+        let mut out = Vec::new();
+        let mut rows = SuiteRows::default();
+        for t in &r.tests {
+            rows.row(t, Style::Plain, &mut out).unwrap();
+        }
+        render_suite_summary(&r, &mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert_eq!(text.matches("No module named").count(), 2, "{text}");
+        assert!(
+            text.contains("      the same error as environment"),
+            "{text}"
+        );
+        assert!(
+            text.contains("3 tests failed with the same error (environment, numerics, gemm): torch cannot be imported"),
+            "{text}"
+        );
+    }
+
+    /// Issue 25: the summary counts regressions, so a regression exit never stands beside "0 fail" alone.
+    #[test]
+    fn the_summary_counts_regressions() {
+        let mut r = result();
+        r.tests.truncate(1);
+        r.comparisons.push(Comparison {
+            test: "gemm".into(),
+            metric: "throughput".into(),
+            unit: "TFLOP/s".into(),
+            measured: 1.0,
+            baseline: Some(10.0),
+            baseline_pct: Some(10.0),
+            regression: true,
+            ..Default::default()
+        });
+        let mut out = Vec::new();
+        render_suite_summary(&r, &mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert!(
+            text.trim_end()
+                .ends_with("1 pass, 0 fail, 0 skip, 1 regression"),
+            "{text}"
+        );
+        assert!(text.contains("10.0% of 10 TFLOP/s (regression)"), "{text}");
+    }
+
     #[test]
     fn tune_names_the_knobs_that_help_and_their_variables() {
         let mut r = result();
@@ -310,15 +560,19 @@ mod tests {
                     name: "tunableop_speedup".into(),
                     value: Some(1.31),
                     unit: "x".into(),
+                    better: None,
                 },
                 Metric {
                     name: "amp_speedup".into(),
                     value: Some(1.01),
                     unit: "x".into(),
+                    better: None,
                 },
             ],
             params: Default::default(),
             duration_s: 1.0,
+            device: None,
+            gpu: None,
         });
         let mut out = Vec::new();
         render_tune(&r, &mut out).unwrap();

@@ -481,6 +481,7 @@ mod tests {
             baseline_source: Some("team-baseline.yaml".into()),
             baseline_pct: Some(86.3),
             regression: true,
+            ..Default::default()
         });
         r.stacks[0].comparisons.push(Comparison {
             test: "gemm".into(),
@@ -493,6 +494,7 @@ mod tests {
             baseline_source: None,
             baseline_pct: None,
             regression: false,
+            ..Default::default()
         });
         let md = validate_markdown(&r);
         assert!(

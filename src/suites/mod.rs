@@ -4,12 +4,14 @@
 mod files;
 mod judge;
 mod manifest;
+mod placement;
 mod result;
 
 pub use files::{suite_files, SUITE_YAML};
 pub use judge::{baselines_from, compare, model_for, Baseline, Baselines};
 pub use manifest::{Benchmark, DeviceKind, Level, Plan, PlanError, PlannedTest, Suite, SuiteTest};
+pub use placement::{HostGpu, Placement};
 pub use result::{
-    parse_progress, parse_result, tail_lines, Comparison, Device, Metric, ResultError, SuiteResult,
-    TestResult, TestStatus, PROGRESS_PREFIX,
+    parse_progress, parse_result, tail_lines, Better, Comparison, Device, DeviceInfo, Metric,
+    ResultError, SuiteResult, TestResult, TestStatus, PROGRESS_PREFIX, SCHEMA_VERSION,
 };

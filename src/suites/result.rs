@@ -1,9 +1,16 @@
-//! The result document `run.py` writes (schema_version 1), the progress line it prints per test, and the
-//! document rocmenv makes itself when a run crashed, hung or wrote nothing: a failed run, never a pass.
+//! The result document `run.py` writes (schema_version 2; 1 is still read), the progress line it prints per test, and
+//! the document rocmenv makes itself when a run crashed, hung or wrote nothing: a failed run, never a pass.
+//!
+//! Schema 2 adds `device` to every test entry (torch's index of the device it ran on, `null` for a test that is not
+//! about one device), `index`/`pci_*`/`uuid` to `device.devices[]`, and `better` to metrics. rocmenv adds `gpu` (the
+//! host's GPU number, as doctor and `run --gpu` count) to each device test it can place.
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
+
+/// The result document's format version rocmenv writes.
+pub const SCHEMA_VERSION: u32 = 2;
 
 /// The prefix of the line `run.py` prints when a test finishes; the rest is the test's entry as JSON.
 pub const PROGRESS_PREFIX: &str = "@rocmenv-test ";
@@ -11,7 +18,7 @@ pub const PROGRESS_PREFIX: &str = "@rocmenv-test ";
 /// One run of a suite.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SuiteResult {
-    /// Format version; 1.
+    /// Format version: 2 (rocmenv writes 2; a version-1 document reads as one whose tests have no device).
     pub schema_version: u32,
     /// `smoke` or `bench`.
     pub kind: String,
@@ -42,7 +49,7 @@ pub struct SuiteResult {
 }
 
 /// A measured figure beside what it is compared with.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct Comparison {
     /// The test (`gemm`, `resnet50`).
     pub test: String,
@@ -58,6 +65,10 @@ pub struct Comparison {
     /// `measured / peak` in percent.
     #[serde(default)]
     pub peak_pct: Option<f64>,
+    /// What share of the package's datasheet figure `peak` is, when not the whole (`per GCD: package / 2`, a
+    /// partition mode).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peak_basis: Option<String>,
     /// The baseline's value, when a baseline matches.
     #[serde(default)]
     pub baseline: Option<f64>,
@@ -67,9 +78,18 @@ pub struct Comparison {
     /// `measured / baseline` in percent.
     #[serde(default)]
     pub baseline_pct: Option<f64>,
-    /// True when the measurement is more than the threshold below the baseline.
+    /// True when the measurement is more than the threshold below the baseline (above it, for a latency).
     #[serde(default)]
     pub regression: bool,
+    /// True for a latency: lower is better, and a figure above its baseline regresses.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub lower_is_better: bool,
+    /// The host's GPU the figure was measured on, when rocmenv placed it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu: Option<usize>,
+    /// torch's index of that device, when the test was about one device.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device: Option<u32>,
 }
 
 /// The device a run used.
@@ -128,6 +148,39 @@ pub struct TestResult {
     /// How long it took.
     #[serde(default)]
     pub duration_s: f64,
+    /// The device it ran on, as torch numbers them in the process (0..n-1); `None` for a test not about one device.
+    #[serde(default)]
+    pub device: Option<u32>,
+    /// The host's number for that device (doctor's `#`, `run --gpu N`), added by rocmenv when it can place it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu: Option<usize>,
+}
+
+impl TestResult {
+    /// A test entry with no metrics, parameters or device.
+    pub fn new(name: &str, status: TestStatus, reason: Option<String>) -> TestResult {
+        TestResult {
+            name: name.to_string(),
+            status,
+            reason,
+            fix: None,
+            metrics: Vec::new(),
+            params: Map::new(),
+            duration_s: 0.0,
+            device: None,
+            gpu: None,
+        }
+    }
+
+    /// How the entry names its device: `GPU 3` (the host's number), `torch device 1` when rocmenv could not place
+    /// it on the host, `None` for a test not about one device.
+    pub fn device_label(&self) -> Option<String> {
+        match (self.gpu, self.device) {
+            (Some(g), _) => Some(format!("GPU {g}")),
+            (None, Some(d)) => Some(format!("torch device {d}")),
+            (None, None) => None,
+        }
+    }
 }
 
 /// One measurement.
@@ -139,6 +192,62 @@ pub struct Metric {
     pub value: Option<f64>,
     /// `TFLOP/s`, `GB/s`, `ms`, …
     pub unit: String,
+    /// Which way is better; absent means higher.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub better: Option<Better>,
+}
+
+/// Which way a metric improves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Better {
+    /// Throughput, TFLOP/s, GB/s.
+    Higher,
+    /// Latencies.
+    Lower,
+}
+
+impl Metric {
+    /// True for a latency-like metric: `better: lower`, or (in documents that predate `better`) a time unit.
+    pub fn lower_is_better(&self) -> bool {
+        match self.better {
+            Some(b) => b == Better::Lower,
+            None => matches!(self.unit.as_str(), "ms" | "s" | "us" | "µs"),
+        }
+    }
+}
+
+/// One entry of `device.devices[]` as rocmenv reads it (schema 2; fields torch does not expose are `None`).
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+pub struct DeviceInfo {
+    /// torch's index of the device.
+    #[serde(default)]
+    pub index: Option<u32>,
+    /// Its name.
+    #[serde(default)]
+    pub name: Option<String>,
+    /// PCI bus.
+    #[serde(default)]
+    pub pci_bus_id: Option<u32>,
+    /// PCI domain.
+    #[serde(default)]
+    pub pci_domain_id: Option<u32>,
+    /// PCI device (slot).
+    #[serde(default)]
+    pub pci_device_id: Option<u32>,
+    /// The device's UUID, when torch has one.
+    #[serde(default)]
+    pub uuid: Option<String>,
+}
+
+impl Device {
+    /// `devices[]` entries that parse as schema-2 descriptions, in order.
+    pub fn infos(&self) -> Vec<DeviceInfo> {
+        self.devices
+            .iter()
+            .filter_map(|v| serde_json::from_value(v.clone()).ok())
+            .collect()
+    }
 }
 
 /// Why a result document is not usable.
@@ -151,7 +260,7 @@ pub enum ResultError {
     #[error("the suite's result document is not valid: {0}")]
     Invalid(String),
     /// A document of another format version.
-    #[error("the suite's result document has schema_version {0}; this rocmenv reads 1")]
+    #[error("the suite's result document has schema_version {0}; this rocmenv reads 1 and 2")]
     Version(u32),
 }
 
@@ -160,8 +269,11 @@ pub fn parse_result(bytes: Option<&[u8]>) -> Result<SuiteResult, ResultError> {
     let bytes = bytes.ok_or(ResultError::Missing)?;
     let doc: SuiteResult =
         serde_json::from_slice(bytes).map_err(|e| ResultError::Invalid(e.to_string()))?;
-    if doc.schema_version != 1 {
-        return Err(ResultError::Version(doc.schema_version));
+    let mut doc = doc;
+    match doc.schema_version {
+        // A version-1 document is a version-2 one whose tests name no device; rocmenv writes what it holds as 2.
+        1 | 2 => doc.schema_version = SCHEMA_VERSION,
+        v => return Err(ResultError::Version(v)),
     }
     Ok(doc)
 }
@@ -188,17 +300,9 @@ impl SuiteResult {
         } else {
             format!("{reason}; its last output:\n{tail}")
         };
-        tests.push(TestResult {
-            name: failure.to_string(),
-            status: TestStatus::Fail,
-            reason: Some(reason),
-            fix: None,
-            metrics: Vec::new(),
-            params: Map::new(),
-            duration_s: 0.0,
-        });
+        tests.push(TestResult::new(failure, TestStatus::Fail, Some(reason)));
         SuiteResult {
-            schema_version: 1,
+            schema_version: SCHEMA_VERSION,
             kind: kind.to_string(),
             level: level.to_string(),
             node: None,
@@ -275,10 +379,10 @@ mod tests {
             parse_result(Some(b"")),
             Err(ResultError::Invalid(_))
         ));
-        let v2 = DOC.replace("\"schema_version\": 1", "\"schema_version\": 2");
+        let v3 = DOC.replace("\"schema_version\": 1", "\"schema_version\": 3");
         assert_eq!(
-            parse_result(Some(v2.as_bytes())),
-            Err(ResultError::Version(2))
+            parse_result(Some(v3.as_bytes())),
+            Err(ResultError::Version(3))
         );
         let bad_status = DOC.replace("\"pass\"", "\"ok\"");
         assert!(matches!(
@@ -300,6 +404,47 @@ mod tests {
             .as_deref()
             .unwrap()
             .ends_with("Segmentation fault"));
+    }
+
+    /// Issue 21: schema 2 carries a device per test entry, PCI addresses per device and the direction of a metric;
+    /// a version-1 document still reads, as one whose tests name no device.
+    #[test]
+    fn schema_2_entries_carry_their_device() {
+        let v1 = parse_result(Some(DOC.as_bytes())).unwrap();
+        assert_eq!(v1.schema_version, 2);
+        assert_eq!(v1.tests[0].device, None);
+        assert!(!v1.tests[0].metrics[0].lower_is_better());
+        let doc = r#"{"schema_version": 2, "kind": "smoke", "level": "quick",
+          "device": {"kind": "rocm", "name": "AMD Instinct MI210", "count": 2, "devices": [
+            {"index": 0, "name": "AMD Instinct MI210", "pci_bus_id": 227, "pci_domain_id": 0, "pci_device_id": 0, "uuid": "GPU-1"},
+            {"index": 1, "name": "AMD Instinct MI210", "pci_bus_id": null, "pci_domain_id": null, "pci_device_id": null, "uuid": null}]},
+          "tests": [
+            {"name": "environment", "status": "pass", "device": null, "metrics": [], "params": {}, "duration_s": 0.1},
+            {"name": "gemm", "status": "pass", "device": 0,
+             "metrics": [{"name": "latency_ms", "value": 2.0, "unit": "ms", "better": "lower"}], "params": {}, "duration_s": 0.1},
+            {"name": "gemm", "status": "fail", "device": 1, "reason": "row 4000 off by 3.1", "metrics": [], "params": {}, "duration_s": 0.1}]}"#;
+        let r = parse_result(Some(doc.as_bytes())).unwrap();
+        assert_eq!(
+            r.tests.iter().map(|t| t.device).collect::<Vec<_>>(),
+            [None, Some(0), Some(1)]
+        );
+        assert!(r.tests[1].metrics[0].lower_is_better());
+        assert_eq!(r.counts(), (2, 1, 0));
+        let infos = r.device.infos();
+        assert_eq!(infos.len(), 2);
+        assert_eq!(
+            (infos[0].pci_bus_id, infos[1].pci_bus_id),
+            (Some(227), None)
+        );
+        assert_eq!(r.tests[2].device_label().as_deref(), Some("torch device 1"));
+        // What rocmenv writes keeps the device (null included) and the direction.
+        let text = serde_json::to_string(&r).unwrap();
+        assert!(
+            text.contains(r#""device":null"#) && text.contains(r#""better":"lower""#),
+            "{text}"
+        );
+        let line = r#"@rocmenv-test {"name": "memory", "status": "pass", "device": 3, "metrics": [], "params": {}, "duration_s": 1.0}"#;
+        assert_eq!(parse_progress(line).unwrap().device, Some(3));
     }
 
     #[test]

@@ -281,6 +281,9 @@ pub fn plan_run(
         let _ = writeln!(err, "rocmenv run: maps {}", devices.gpus.join(", "));
     } else if facts.wsl && o.vendor.is_none() {
         let _ = writeln!(err, "rocmenv run: note: WSL2 reaches the GPU only through /dev/dxg, which rocmenv does not map: this runs on the CPU");
+    } else if o.vendor != Some(DeviceVendor::Cpu) {
+        // A run that could have had a GPU says it has none; `--vendor cpu` asked for exactly that.
+        let _ = writeln!(err, "rocmenv run: note: maps no GPU ({}): the command runs on the CPU; --vendor cpu runs there without this note", if facts.gpus.is_empty() { "this host shows none" } else { "none of this vendor's" });
     }
     Ok(RunSpec {
         image: o.image.clone(),
@@ -325,6 +328,14 @@ fn run(o: &RunPlan, out: &mut dyn Write, err: &mut dyn Write) -> Result<i32, Err
     }
     let engine = Engine::connect_default()?;
     let spec = plan_run(o, Some(&engine), err)?;
+    // A bind mount the image's user cannot read fails inside with a bare "Permission denied": say why first.
+    if let Some(user) = engine.image_user(&o.image) {
+        for m in o.mounts.iter().filter(|m| m.kind == MountKind::Bind) {
+            if let Some(note) = unreadable_bind(&m.source, &user) {
+                let _ = writeln!(err, "rocmenv run: note: {note}");
+            }
+        }
+    }
     let outcome = engine.run(&spec, &mut |which, bytes| {
         let w: &mut dyn Write = match which {
             OutputStream::Stdout => out,
@@ -333,6 +344,9 @@ fn run(o: &RunPlan, out: &mut dyn Write, err: &mut dyn Write) -> Result<i32, Err
         let _ = w.write_all(bytes);
         let _ = w.flush();
     })?;
+    if let Some(why) = &outcome.start_error {
+        let _ = writeln!(err, "rocmenv: the command did not start: {why}");
+    }
     if outcome.oom_killed {
         let limit = o
             .memory
@@ -389,9 +403,55 @@ fn run(o: &RunPlan, out: &mut dyn Write, err: &mut dyn Write) -> Result<i32, Err
     Ok(code)
 }
 
+/// Why the image's non-root `user` may not read the bind source `path` (a root-only directory), or `None`.
+pub fn unreadable_bind(path: &str, user: &str) -> Option<String> {
+    use std::os::unix::fs::MetadataExt;
+    let uid = user.split(':').next().unwrap_or(user);
+    if uid == "0" || uid == "root" {
+        return None;
+    }
+    let meta = std::fs::metadata(path).ok()?;
+    let mode = meta.mode();
+    let need = if meta.is_dir() { 0o005 } else { 0o004 };
+    // Owner and group bits would apply only if the container's uid or gid matched; the other bits always do.
+    if mode & need == need || uid.parse::<u32>().ok() == Some(meta.uid()) {
+        return None;
+    }
+    Some(format!(
+        "-v {path}: the image runs as user {user}, and {path} (owner uid {}, mode {:04o}) is closed to other users, so the command will get \"Permission denied\" there; make it readable (chmod o+rX {path}), or bind a copy this user can read",
+        meta.uid(),
+        mode & 0o7777
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 25: a read-only bind of a root-only directory failed inside (uid 1000) with no explanation.
+    #[test]
+    fn a_root_only_bind_source_is_explained() {
+        use std::os::unix::fs::PermissionsExt;
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("secret");
+        std::fs::create_dir(&p).unwrap();
+        let path = p.to_str().unwrap();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o700)).unwrap();
+        let owner = {
+            use std::os::unix::fs::MetadataExt;
+            std::fs::metadata(&p).unwrap().uid()
+        };
+        let other = if owner == 1000 { "1001" } else { "1000" };
+        let note = unreadable_bind(path, other).expect("a note");
+        assert!(
+            note.contains("mode 0700") && note.contains("chmod o+rX"),
+            "{note}"
+        );
+        assert_eq!(unreadable_bind(path, "root"), None);
+        assert_eq!(unreadable_bind(path, &owner.to_string()), None);
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+        assert_eq!(unreadable_bind(path, other), None);
+    }
 
     /// Issue 10: `-v myvol:/data` made a host directory `./myvol`, `-v '~/x:/x'` a literal `./~`; the docker CLI
     /// reads a bare name as a named volume and refuses a relative host path.

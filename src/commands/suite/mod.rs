@@ -2,13 +2,15 @@
 //! suite copied in) or on the host, show each test as it finishes, and turn a crash, a hang, a signal or a silent
 //! suite into a failed result instead of a pass. Results go to `--json` and `--junit` on every path.
 
+mod python;
+
 use super::run::{plan_run, RunPlan};
 use crate::cli::SuiteArgs;
 use crate::engine::{DeviceVendor, Engine, OutputStream, StopSignals, Upload};
 use crate::error::{Error, StopSignal};
 use crate::matrix::Matrices;
 use crate::report::{self, Style};
-use crate::suites::{self, Plan, ResultError, SuiteResult, TestResult};
+use crate::suites::{self, HostGpu, Placement, Plan, ResultError, SuiteResult, TestResult};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -28,12 +30,55 @@ pub(crate) struct Finished {
     pub signal: Option<StopSignal>,
 }
 
-/// The vendor a run uses: `--vendor`, else what the host's GPUs suggest.
-pub(crate) fn vendor(args: &SuiteArgs, m: &Matrices) -> Result<DeviceVendor, Error> {
-    match args.vendor {
-        Some(v) => Ok(v.into()),
-        None => Ok(DeviceVendor::detect(&crate::inventory::read(None, m)?)),
-    }
+/// What a run is aimed at: the vendor and the host's GPUs of that vendor, as doctor numbers them.
+pub(crate) struct Target {
+    /// `--vendor`, else what the host's GPUs suggest.
+    pub vendor: DeviceVendor,
+    /// True when `--vendor` was not given.
+    pub detected: bool,
+    /// The host's GPUs of the vendor (every GPU for the CPU vendor), in doctor's order.
+    pub gpus: Vec<HostGpu>,
+}
+
+/// Reads the host once for the vendor and its GPUs.
+pub(crate) fn target(args: &SuiteArgs, m: &Matrices) -> Result<Target, Error> {
+    let facts = crate::inventory::read(None, m)?;
+    let vendor = match args.vendor {
+        Some(v) => v.into(),
+        None => DeviceVendor::detect(&facts),
+    };
+    let gpus = facts
+        .gpus
+        .iter()
+        .filter(|g| vendor.gpu_vendor().is_none_or(|v| g.vendor == v))
+        .map(|g| HostGpu {
+            index: g.index,
+            pci_address: g.pci_address.clone(),
+            device_id: g.device_id.clone(),
+        })
+        .collect();
+    Ok(Target {
+        vendor,
+        detected: args.vendor.is_none(),
+        gpus,
+    })
+}
+
+/// `--expect-gpus N` against what the host shows: one line when it shows fewer.
+pub(crate) fn expect_gpus(t: &Target, expect: Option<usize>) -> Option<String> {
+    let n = expect?;
+    let have = t.gpus.len();
+    let kind = match t.vendor {
+        DeviceVendor::Amd => "AMD GPU",
+        DeviceVendor::Nvidia => "NVIDIA GPU",
+        DeviceVendor::Cpu => "GPU",
+    };
+    (have < n).then(|| {
+        format!(
+            "--expect-gpus {n}: this host shows {have} {kind}{} (rocmenv doctor lists them)",
+            if have == 1 { "" } else { "s" }
+        )
+    })
 }
 
 /// The name a plan and a result use for `v`.
@@ -49,6 +94,8 @@ pub(crate) fn vendor_name(v: DeviceVendor) -> &'static str {
 struct Progress<'a> {
     pending: Vec<u8>,
     finished: Vec<TestResult>,
+    rows: report::SuiteRows,
+    placement: Option<Placement>,
     style: Style,
     out: &'a mut dyn Write,
 }
@@ -58,8 +105,12 @@ impl Progress<'_> {
         self.pending.extend_from_slice(bytes);
         while let Some(i) = self.pending.iter().position(|b| *b == b'\n') {
             let line: Vec<u8> = self.pending.drain(..=i).collect();
-            if let Some(t) = suites::parse_progress(&String::from_utf8_lossy(&line)) {
-                let _ = report::render_suite_test(&t, self.style, self.out);
+            if let Some(mut t) = suites::parse_progress(&String::from_utf8_lossy(&line)) {
+                // torch's PCI addresses come with the document at the end; until then, the mapping rocmenv made.
+                if let (Some(p), Some(d)) = (&self.placement, t.device) {
+                    t.gpu = p.gpu_for(d, &[]);
+                }
+                let _ = self.rows.row(&t, self.style, self.out);
                 let _ = self.out.flush();
                 self.finished.push(t);
             }
@@ -67,11 +118,99 @@ impl Progress<'_> {
     }
 }
 
+/// Where the suite runs and which devices it tests: the interpreter, torch's device numbers for `run.py --devices`,
+/// the GPU a single-GPU container maps, and how torch's numbers map back to the host's.
+struct Where {
+    /// `--python`; on the host, `None` searches PATH (after the suite is unpacked, so a full disk is said first).
+    python: Option<String>,
+    devices: Option<Vec<u32>>,
+    map_one: Option<usize>,
+    placement: Option<Placement>,
+}
+
+/// Checks `--gpu` against the host and works out `Where` (on the host, finding the interpreter when not given).
+fn locate(args: &SuiteArgs, t: &Target) -> Result<Where, Error> {
+    let vendor = t.vendor.gpu_vendor();
+    if vendor.is_none() && !args.gpu.is_empty() {
+        return Err(Error::usage(
+            "gpu",
+            "--vendor cpu uses no GPU, so --gpu cannot be given",
+        ));
+    }
+    for n in &args.gpu {
+        if !t.gpus.iter().any(|g| g.index == *n) {
+            let have: Vec<String> = t
+                .gpus
+                .iter()
+                .map(|g| format!("GPU {} ({})", g.index, g.pci_address))
+                .collect();
+            let why = if have.is_empty() {
+                format!("GPU {n} does not exist; this host has no GPU of the vendor")
+            } else {
+                format!(
+                    "GPU {n} does not exist; this host's GPUs are {}",
+                    have.join(", ")
+                )
+            };
+            return Err(Error::usage("gpu", why));
+        }
+    }
+    let mut selection = args.gpu.clone();
+    selection.dedup();
+    let all: Vec<usize> = t.gpus.iter().map(|g| g.index).collect();
+    if args.image.is_some() {
+        // One GPU is mapped alone (torch's 0); otherwise every GPU is mapped, in the host's order.
+        let (map_one, placement, devices) = match selection.as_slice() {
+            [one] => (
+                Some(*one),
+                Placement::mapped(t.gpus.clone(), vec![*one]),
+                None,
+            ),
+            [] => (None, Placement::mapped(t.gpus.clone(), all), None),
+            many => {
+                let placement = Placement::mapped(t.gpus.clone(), all);
+                let devices = many
+                    .iter()
+                    .filter_map(|g| placement.torch_for(*g))
+                    .collect();
+                (None, placement, Some(devices))
+            }
+        };
+        return Ok(Where {
+            python: Some(args.python.clone().unwrap_or_else(|| "python3".into())),
+            devices,
+            map_one,
+            placement: vendor.map(|_| placement),
+        });
+    }
+    let placement =
+        vendor.map(|v| Placement::on_host(v, t.gpus.clone(), &|k| std::env::var(k).ok()));
+    let mut devices = None;
+    if let (Some(p), false) = (&placement, selection.is_empty()) {
+        let mut torch = Vec::new();
+        for n in &selection {
+            torch.push(p.torch_for(*n).ok_or_else(|| {
+                Error::usage(
+                    "gpu",
+                    format!("GPU {n} is not visible to this process, or its place in torch's order is unknown (check HIP_VISIBLE_DEVICES / ROCR_VISIBLE_DEVICES / CUDA_VISIBLE_DEVICES; NVIDIA: set CUDA_DEVICE_ORDER=PCI_BUS_ID)"),
+                )
+            })?);
+        }
+        devices = Some(torch);
+    }
+    Ok(Where {
+        python: args.python.clone(),
+        devices,
+        map_one: None,
+        placement,
+    })
+}
+
 /// Runs `plan` where `args` says and returns its result.
 pub(crate) fn run(
     args: &SuiteArgs,
     matrices: Option<PathBuf>,
-    vendor: DeviceVendor,
+    t: &Target,
     plan: &Plan,
     style: Style,
     out: &mut dyn Write,
@@ -80,9 +219,17 @@ pub(crate) fn run(
     let plan_json =
         serde_json::to_vec_pretty(plan).map_err(|e| Error::Environment(e.to_string()))?;
     let timeout = args.timeout.map(Duration::from_secs);
+    let at = locate(args, t)?;
+    let mut extra = Vec::new();
+    if let Some(d) = &at.devices {
+        let list: Vec<String> = d.iter().map(u32::to_string).collect();
+        extra = vec!["--devices".to_string(), list.join(",")];
+    }
     let mut progress = Progress {
         pending: Vec::new(),
         finished: Vec::new(),
+        rows: report::SuiteRows::default(),
+        placement: at.placement.clone(),
         style,
         out,
     };
@@ -91,13 +238,22 @@ pub(crate) fn run(
             args,
             image,
             matrices,
-            vendor,
+            t.vendor,
+            &at,
+            &extra,
             timeout,
             &plan_json,
             &mut progress,
             err,
         )?,
-        None => on_host(&args.python, timeout, &plan_json, &mut progress)?,
+        None => on_host(
+            at.python.as_deref(),
+            &extra,
+            timeout,
+            &plan_json,
+            &mut progress,
+            err,
+        )?,
     };
     progress.feed(b"\n");
     let finished = progress.finished;
@@ -142,6 +298,9 @@ pub(crate) fn run(
     };
     // The suite ran here (on this host, or in a container on it): the report names this node.
     result.node = crate::report::node::node_name(true);
+    if let Some(p) = &at.placement {
+        p.place(&mut result);
+    }
     Ok(Finished { result, signal })
 }
 
@@ -162,32 +321,42 @@ fn in_container(
     image: &str,
     matrices: Option<PathBuf>,
     vendor: DeviceVendor,
+    at: &Where,
+    extra: &[String],
     timeout: Option<Duration>,
     plan_json: &[u8],
     progress: &mut Progress,
     err: &mut dyn Write,
 ) -> Result<Ran, Error> {
     crate::sanitize::image_reference("image", image)?;
+    // CUDA's own default order puts the fastest GPU first; PCI order is the host's numbering.
+    let env = match vendor {
+        DeviceVendor::Nvidia => vec![("CUDA_DEVICE_ORDER".into(), "PCI_BUS_ID".into())],
+        _ => Vec::new(),
+    };
     let run_plan = RunPlan {
         image: image.to_string(),
         vendor: Some(vendor),
-        gpu: args.gpu,
+        gpu: at.map_one,
         timeout,
         memory: None,
-        env: Vec::new(),
+        env,
         mounts: Vec::new(),
         result: None,
         print: false,
         sysroot: None,
         matrices,
-        command: vec![
-            args.python.clone(),
+        command: [
+            at.python.clone().unwrap_or_else(|| "python3".into()),
             format!("{CONTAINER_DIR}/run.py"),
             "--plan".into(),
             format!("{CONTAINER_DIR}/plan.json"),
             "--out".into(),
             CONTAINER_RESULT.into(),
-        ],
+        ]
+        .into_iter()
+        .chain(extra.iter().cloned())
+        .collect(),
         probe: false,
         probe_binary: None,
         security: args.security,
@@ -223,62 +392,63 @@ fn in_container(
     Ok((outcome.result_file, outcome.logs, ended))
 }
 
-/// A directory rocmenv made and removes again, also when the run fails.
-struct TempDir(PathBuf);
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-/// Writes the suite and the plan into a fresh private directory under the system's temporary directory.
-fn unpack(plan_json: &[u8]) -> Result<TempDir, Error> {
-    use std::os::unix::fs::DirBuilderExt;
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.subsec_nanos())
-        .unwrap_or(0);
-    let dir = std::env::temp_dir().join(format!("rocmenv-suite-{}-{nanos}", std::process::id()));
-    std::fs::DirBuilder::new()
-        .mode(0o700)
-        .create(&dir)
-        .map_err(|e| Error::io("create", &dir, e))?;
-    let guard = TempDir(dir);
+/// Writes the suite and the plan into a fresh private directory under the system's temporary directory, removed
+/// when the guard drops (also when the run fails).
+fn unpack(plan_json: &[u8]) -> Result<tempfile::TempDir, Error> {
+    let dir = tempfile::Builder::new()
+        .prefix("rocmenv-suite-")
+        .tempdir()
+        .map_err(|e| Error::io("create", std::env::temp_dir(), e))?;
     for (rel, bytes) in suites::suite_files() {
-        let path = guard.0.join(&rel);
+        let path = dir.path().join(&rel);
         if let Some(parent) = path.parent() {
             std::fs::create_dir_all(parent).map_err(|e| Error::io("create", parent, e))?;
         }
         std::fs::write(&path, bytes).map_err(|e| Error::io("write", &path, e))?;
     }
-    let plan = guard.0.join("plan.json");
+    let plan = dir.path().join("plan.json");
     std::fs::write(&plan, plan_json).map_err(|e| Error::io("write", &plan, e))?;
-    Ok(guard)
+    Ok(dir)
 }
 
 /// The suite on this host, with `python`; killed on timeout, SIGINT or SIGTERM.
 fn on_host(
-    python: &str,
+    python: Option<&str>,
+    extra: &[String],
     timeout: Option<Duration>,
     plan_json: &[u8],
     progress: &mut Progress,
+    err: &mut dyn Write,
 ) -> Result<Ran, Error> {
     use tokio::io::{AsyncBufReadExt, AsyncReadExt};
     let dir = unpack(plan_json)?;
-    let result_path = dir.0.join("result.json");
+    let result_path = dir.path().join("result.json");
+    let python = match python {
+        Some(p) => p.to_string(),
+        None => {
+            let found = python::find()?;
+            let _ = writeln!(
+                err,
+                "rocmenv: python: {} ({})",
+                found.path.display(),
+                found.how
+            );
+            found.path.to_string_lossy().into_owned()
+        }
+    };
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .map_err(|e| Error::Environment(format!("cannot start the runtime: {e}")))?;
     let (ended, logs) = rt.block_on(async {
         let mut signals = StopSignals::install()?;
-        let mut child = tokio::process::Command::new(python)
-            .arg(dir.0.join("run.py"))
+        let mut child = tokio::process::Command::new(&python)
+            .arg(dir.path().join("run.py"))
             .arg("--plan")
-            .arg(dir.0.join("plan.json"))
+            .arg(dir.path().join("plan.json"))
             .arg("--out")
             .arg(&result_path)
+            .args(extra)
             .stdin(std::process::Stdio::null())
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped())
@@ -327,18 +497,29 @@ fn on_host(
     Ok((result, logs, ended))
 }
 
-/// Writes `text` to `path` through a temporary file in the same directory, so a reader never sees half of it.
+/// Writes `text` to `path` through a temporary file in the same directory (a unique name, removed on failure), so
+/// a reader never sees half of it and two runs never share the temporary file.
 pub(crate) fn write_atomic(path: &Path, text: &[u8]) -> Result<(), Error> {
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp = path.with_file_name(format!(".{name}.rocmenv-tmp"));
-    std::fs::write(&tmp, text).map_err(|e| Error::io("write", &tmp, e))?;
-    std::fs::rename(&tmp, path).map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        Error::io("write", path, e)
-    })
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".rocmenv-")
+        .tempfile_in(dir)
+        .map_err(|e| Error::io("write", path, e))?;
+    // tempfile makes it 0600; results and baselines are shared with CI and teammates like any written file.
+    use std::os::unix::fs::PermissionsExt;
+    tmp.write_all(text)
+        .and_then(|_| {
+            tmp.as_file()
+                .set_permissions(std::fs::Permissions::from_mode(0o644))
+        })
+        .and_then(|_| tmp.as_file().sync_all())
+        .map_err(|e| Error::io("write", path, e))?;
+    tmp.persist(path)
+        .map_err(|e| Error::io("write", path, e.error))?;
+    Ok(())
 }
 
 /// Writes `--json` and `--junit` when asked.

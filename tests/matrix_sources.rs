@@ -1,0 +1,343 @@
+//! Invariants of the matrices' provenance: every `source` names a vendor's or project's own page
+//! or file at a fixed commit (issue 22). Each rule is its own test and lists every offender.
+//!
+//! Rules (see matrices/README.md, "Sources that last"):
+//! - no personal fork: an `owner/repo@...` reference or a `https://github.com/owner/...` URL names
+//!   an owner on `PROJECT_OWNERS`;
+//! - no moving branch: no `blob/master`-style path; a `/latest/` or `/develop/` docs page only
+//!   beside a pinned `owner/repo@commit:path` in the same source;
+//! - no tag in the commit position: `owner/repo@X` has X of 7 to 40 hex digits;
+//! - no unnamed source: a source that admits an unread page or an unnamed third party ("not read",
+//!   "seen in public ...", "origin not recorded") belongs to a record that lists fields under
+//!   `unconfirmed:`; no repository file is named without a commit unless the record is wholly
+//!   `unconfirmed: ["*"]`.
+
+use serde_yaml_ng::Value;
+
+const FILES: [(&str, &str); 4] = [
+    ("rocm.yaml", include_str!("../matrices/rocm.yaml")),
+    ("cuda.yaml", include_str!("../matrices/cuda.yaml")),
+    ("ngc.yaml", include_str!("../matrices/ngc.yaml")),
+    ("gpus.yaml", include_str!("../matrices/gpus.yaml")),
+];
+
+/// GitHub owners that are the vendor or the project itself, so their repositories are primary:
+/// ROCm (AMD's ROCm organisation), NVIDIA, pytorch (PyTorch's own CI and builders), torvalds
+/// (the kernel's KFD device table), llvm (the AMDGPU processor table), pciutils (pci.ids, what
+/// lspci reads), and projects whose own test data are captures of real tool output: influxdata
+/// (Telegraf's rocm-smi / nvidia-smi fixtures), ollama (its AMD discovery code). Anything else is
+/// a person's copy of someone else's facts and is not cited.
+const PROJECT_OWNERS: [&str; 8] = [
+    "ROCm",
+    "NVIDIA",
+    "pytorch",
+    "torvalds",
+    "llvm",
+    "pciutils",
+    "influxdata",
+    "ollama",
+];
+
+/// Branch paths that move under a citation.
+const MOVING: [&str; 9] = [
+    "/blob/master/",
+    "/blob/main/",
+    "/blob/develop/",
+    "/tree/master",
+    "/tree/main",
+    "/tree/develop",
+    "/raw/master/",
+    "/raw/main/",
+    "@master:",
+];
+
+/// Pages that show whatever is newest; allowed only beside a pinned file.
+const LATEST_PAGES: [&str; 2] = ["/latest/", "/en/develop/"];
+
+/// Phrases that admit the vendor's page was not read or the value comes from an unnamed third party.
+const UNNAMED: [&str; 8] = [
+    "not read",
+    "seen in public",
+    "origin not recorded",
+    "transcribed",
+    "public dockerfile",
+    "public readme",
+    "public project",
+    "reported from the image",
+];
+
+/// File endings that mark `owner/repo path/file.ext` as a repository file.
+const FILE_ENDINGS: [&str; 12] = [
+    ".md", ".rst", ".csv", ".c", ".h", ".go", ".py", ".sh", ".json", ".xml", ".yaml", ".txt",
+];
+
+/// One `source` value with where it sits and whether its record is wholly unconfirmed.
+struct Source {
+    at: String,
+    text: String,
+    wholly_unconfirmed: bool,
+    /// Whether the record (or one above it) lists anything under `unconfirmed:`.
+    marks_unconfirmed: bool,
+}
+
+fn sources() -> Vec<Source> {
+    let mut out = Vec::new();
+    for (file, text) in FILES {
+        let doc: Value = serde_yaml_ng::from_str(text).unwrap_or_else(|e| panic!("{file}: {e}"));
+        walk(&doc, file.to_string(), (false, false), &mut out);
+    }
+    assert!(
+        out.len() > 100,
+        "only {} sources found: the walk is broken",
+        out.len()
+    );
+    out
+}
+
+fn walk(v: &Value, at: String, parent: (bool, bool), out: &mut Vec<Source>) {
+    match v {
+        Value::Mapping(m) => {
+            let unconfirmed = m.get("unconfirmed").and_then(Value::as_sequence);
+            let star =
+                parent.0 || unconfirmed.is_some_and(|s| s.iter().any(|x| x.as_str() == Some("*")));
+            let marks = parent.1 || unconfirmed.is_some_and(|s| !s.is_empty());
+            let label = [
+                "version",
+                "target",
+                "name",
+                "tag",
+                "release",
+                "component",
+                "major",
+            ]
+            .iter()
+            .find_map(|k| m.get(*k).and_then(value_label));
+            let here = match label {
+                Some(l) => format!("{at} ({l})"),
+                None => at,
+            };
+            for (k, val) in m {
+                let key = k.as_str().unwrap_or("?");
+                if key == "source" {
+                    if let Some(s) = val.as_str() {
+                        out.push(Source {
+                            at: here.clone(),
+                            text: s.to_string(),
+                            wholly_unconfirmed: star,
+                            marks_unconfirmed: marks,
+                        });
+                    }
+                } else {
+                    walk(val, format!("{here}.{key}"), (star, marks), out);
+                }
+            }
+        }
+        Value::Sequence(s) => {
+            for (i, x) in s.iter().enumerate() {
+                walk(x, format!("{at}[{i}]"), parent, out);
+            }
+        }
+        _ => {}
+    }
+}
+
+fn value_label(v: &Value) -> Option<String> {
+    match v {
+        Value::String(s) => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        _ => None,
+    }
+}
+
+fn is_name_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.')
+}
+
+/// Every `owner/repo@ref` in a text, as (owner, repo, ref).
+fn pinned_refs(text: &str) -> Vec<(String, String, String)> {
+    let mut out = Vec::new();
+    for (i, _) in text.match_indices('@') {
+        let before = &text[..i];
+        let start = before
+            .char_indices()
+            .rev()
+            .find(|&(_, c)| !(is_name_char(c) || c == '/'))
+            .map(|(j, c)| j + c.len_utf8())
+            .unwrap_or(0);
+        let name = &before[start..];
+        let Some((owner, repo)) = name.split_once('/') else {
+            continue;
+        };
+        if owner.is_empty() || repo.is_empty() || repo.contains('/') {
+            continue;
+        }
+        let after = &text[i + 1..];
+        let end = after
+            .find(|c: char| !(is_name_char(c) || c == '/'))
+            .unwrap_or(after.len());
+        let reference = after[..end].trim_end_matches('.');
+        if reference.is_empty() {
+            continue;
+        }
+        out.push((owner.to_string(), repo.to_string(), reference.to_string()));
+    }
+    out
+}
+
+/// Every `https://github.com/<owner>/...` owner in a text.
+fn github_owners(text: &str) -> Vec<String> {
+    text.match_indices("https://github.com/")
+        .map(|(i, m)| {
+            let rest = &text[i + m.len()..];
+            rest[..rest.find(|c: char| !is_name_char(c)).unwrap_or(rest.len())].to_string()
+        })
+        .collect()
+}
+
+fn is_commit(r: &str) -> bool {
+    (7..=40).contains(&r.len()) && r.chars().all(|c| c.is_ascii_hexdigit())
+}
+
+/// `owner/repo path/to/file.ext` with no `@commit`: a repository file nobody can pin down.
+fn unpinned_files(text: &str) -> Vec<String> {
+    let words: Vec<&str> = text.split_whitespace().collect();
+    let mut out = Vec::new();
+    for pair in words.windows(2) {
+        let (name, path) = (pair[0].trim_start_matches('('), pair[1]);
+        if name.contains("://") || name.contains('@') || name.matches('/').count() != 1 {
+            continue;
+        }
+        let (owner, repo) = name.split_once('/').unwrap();
+        if owner.is_empty() || repo.is_empty() || !name.chars().all(|c| is_name_char(c) || c == '/')
+        {
+            continue;
+        }
+        let path = path.trim_end_matches([',', ';', ')', '.']);
+        if path.contains('/')
+            && !path.contains("://")
+            && FILE_ENDINGS.iter().any(|e| path.ends_with(e))
+        {
+            out.push(format!("{name} {path}"));
+        }
+    }
+    out
+}
+
+fn report(rule: &str, offenders: Vec<String>) {
+    assert!(
+        offenders.is_empty(),
+        "{rule}: {} offender(s):\n  {}",
+        offenders.len(),
+        offenders.join("\n  ")
+    );
+}
+
+#[test]
+fn no_source_cites_a_personal_fork() {
+    let mut bad = Vec::new();
+    for s in sources() {
+        let owners = pinned_refs(&s.text)
+            .into_iter()
+            .map(|(o, _, _)| o)
+            .chain(github_owners(&s.text));
+        for owner in owners {
+            if !PROJECT_OWNERS.contains(&owner.as_str()) {
+                bad.push(format!(
+                    "{}: owner `{owner}` is not a vendor or project organisation",
+                    s.at
+                ));
+            }
+        }
+    }
+    report("personal fork", bad);
+}
+
+#[test]
+fn no_source_cites_a_moving_branch() {
+    let mut bad = Vec::new();
+    for s in sources() {
+        for m in MOVING {
+            if s.text.contains(m) {
+                bad.push(format!("{}: `{m}` moves; pin a commit", s.at));
+            }
+        }
+        let pinned = pinned_refs(&s.text).iter().any(|(_, _, r)| is_commit(r));
+        for page in LATEST_PAGES {
+            if s.text.contains(page) && !pinned {
+                bad.push(format!(
+                    "{}: a `{page}` page with no pinned file beside it",
+                    s.at
+                ));
+            }
+        }
+    }
+    report("moving branch", bad);
+}
+
+#[test]
+fn no_source_puts_a_tag_where_a_commit_belongs() {
+    let mut bad = Vec::new();
+    for s in sources() {
+        for (owner, repo, r) in pinned_refs(&s.text) {
+            if !is_commit(&r) {
+                bad.push(format!(
+                    "{}: `{owner}/{repo}@{r}` is not a 7-40 hex commit",
+                    s.at
+                ));
+            }
+        }
+    }
+    report("tag in the commit position", bad);
+}
+
+#[test]
+fn no_source_is_unnamed() {
+    let mut bad = Vec::new();
+    for s in sources() {
+        let lower = s.text.to_lowercase();
+        for p in UNNAMED {
+            if lower.contains(p) && !s.marks_unconfirmed {
+                bad.push(format!("{}: \"{p}\" with nothing under unconfirmed:", s.at));
+            }
+        }
+        if s.wholly_unconfirmed {
+            continue;
+        }
+        for f in unpinned_files(&s.text) {
+            bad.push(format!(
+                "{}: `{f}` names a repository file without a commit",
+                s.at
+            ));
+        }
+        if !s.text.contains("https://") && pinned_refs(&s.text).is_empty() {
+            bad.push(format!(
+                "{}: neither a URL nor owner/repo@commit:path",
+                s.at
+            ));
+        }
+    }
+    report("unnamed source", bad);
+}
+
+#[test]
+fn the_rules_catch_what_they_are_for() {
+    // Each detector on a line it must flag, so a rule cannot pass by matching nothing.
+    let fork = pinned_refs("alanina/ROCm@c6bf8d20:docs/x.csv");
+    assert_eq!(fork, [("alanina".into(), "ROCm".into(), "c6bf8d20".into())]);
+    assert!(!PROJECT_OWNERS.contains(&"alanina"));
+    assert_eq!(
+        github_owners("see https://github.com/thamada/nvidia-smi"),
+        ["thamada"]
+    );
+    let tag = pinned_refs("ROCm/ROCm@rocm-5.7.1:docs/release/gpu_os_support.md (OS)");
+    assert!(!is_commit(&tag[0].2), "{tag:?}");
+    assert!(is_commit("365b31728d384bafa59208777e4cc2fb2d2e69ca"));
+    assert_eq!(
+        unpinned_files("in ROCm/device-metrics-exporter internal/metricsmap.md; more"),
+        ["ROCm/device-metrics-exporter internal/metricsmap.md"]
+    );
+    assert!(unpinned_files("ROCm/ROCm@e396b48:docs/a.csv (column 6.3.2)").is_empty());
+    assert!(MOVING
+        .iter()
+        .any(|m| "https://github.com/torvalds/linux/blob/master/x.c".contains(m)));
+}
