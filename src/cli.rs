@@ -479,6 +479,9 @@ pub struct ValidateArgs {
     /// Write the results as one JSON document (schema_version 1) here.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
+    /// Write the results as a self-contained HTML page (as `rocmenv report html`) here, e.g. beside the JUnit.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
     /// Write a Markdown summary here.
     #[arg(long, value_name = "FILE")]
     pub markdown: Option<PathBuf>,
@@ -601,6 +604,10 @@ pub struct SuiteArgs {
     /// Write JUnit XML to this file: one test case per test and device, failures with the reason and the fix.
     #[arg(long, value_name = "FILE")]
     pub junit: Option<PathBuf>,
+
+    /// Write the result as a self-contained HTML page (as `rocmenv report html`) to this file.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
 }
 
 /// Flags of `rocmenv smoke`.
