@@ -2,7 +2,7 @@
 
 use super::endpoint::Endpoint;
 use super::tls;
-use crate::error::Error;
+use crate::error::{Error, Unreachable};
 use bollard::Docker;
 use serde::Serialize;
 use std::path::Path;
@@ -49,50 +49,6 @@ pub fn resolve_endpoint(
         .find(|c| exists(Path::new(c)))
         .map(|c| format!("unix://{c}"))
         .unwrap_or_else(|| DEFAULT_SOCKET.to_string())
-}
-
-/// Why no daemon could be used at an endpoint; each has one fix, and the others' fixes would mislead.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Unreachable {
-    /// The socket file does not exist: no daemon was started there.
-    NoSocket,
-    /// The socket exists and the daemon may well run, but this user may not open it.
-    PermissionDenied,
-    /// Something listens, or used to, but no daemon answers: refused, reset, or hung.
-    NoAnswer,
-    /// The endpoint is not one rocmenv can speak to (ssh://, a typo).
-    Unsupported,
-}
-
-impl Unreachable {
-    /// The start of the one-line error: what was found at the endpoint.
-    pub fn headline(self) -> &'static str {
-        match self {
-            Unreachable::PermissionDenied => "this user may not use the container engine",
-            Unreachable::Unsupported => "cannot use the container engine endpoint",
-            Unreachable::NoSocket | Unreachable::NoAnswer => "no container engine answers",
-        }
-    }
-
-    /// The one step that fixes this failure.
-    pub fn fix(self) -> &'static str {
-        match self {
-            Unreachable::NoSocket => "start dockerd: sudo systemctl start docker; or point DOCKER_HOST at a running daemon, e.g. unix:///run/podman/podman.sock",
-            Unreachable::PermissionDenied => "the daemon runs but its socket is closed to this user: add the user to the docker group (sudo usermod -aG docker $USER, then log in again), or point DOCKER_HOST at a daemon this user may use, e.g. a rootless Podman's unix://$XDG_RUNTIME_DIR/podman/podman.sock",
-            Unreachable::NoAnswer => "start dockerd, or restart it if it hangs: sudo systemctl restart docker; or point DOCKER_HOST at a running daemon",
-            Unreachable::Unsupported => "set DOCKER_HOST to unix:///PATH, tcp://HOST:PORT or, with DOCKER_TLS_VERIFY=1, https://HOST:PORT",
-        }
-    }
-
-    /// What an I/O error opening or speaking to the endpoint means.
-    pub fn of_io(kind: std::io::ErrorKind) -> Unreachable {
-        match kind {
-            std::io::ErrorKind::NotFound => Unreachable::NoSocket,
-            std::io::ErrorKind::PermissionDenied => Unreachable::PermissionDenied,
-            _ => Unreachable::NoAnswer,
-        }
-    }
 }
 
 /// Why a bollard error happened, from the `std::io::Error` hyper wraps in its source chain.

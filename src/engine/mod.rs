@@ -18,10 +18,11 @@ mod seccomp;
 mod signals;
 mod tls;
 
+pub use crate::error::Unreachable;
 pub use build::{build_context, build_files, content_tag, BuildFlags, BuildOutcome};
 pub use connect::{
     docker_status, docker_status_from_env, resolve_endpoint, DockerInfo, DockerStatus, Engine,
-    Unreachable, DEFAULT_SOCKET,
+    DEFAULT_SOCKET,
 };
 pub use context::{base_images, BuildContext};
 pub use devices::{device_map, shm_size, video_render_gids, DeviceMap, DeviceVendor, GpuRequest};
