@@ -127,6 +127,12 @@ pub enum Command {
     ///
     /// Exit codes: 0 printed, 2 bad input (a name that is not DNS-1123, an image that is not a reference).
     K8s(K8sArgs),
+    /// Print an sbatch script that checks every node of a Slurm allocation: one task per node, a GPU request in
+    /// Slurm's terms, each node's JSON report named after it in --results, then one merge there (merged.json,
+    /// merged.xml, merged.html). The container runtime is the site's: apptainer, podman, docker, enroot, or none.
+    ///
+    /// Exit codes: 0 printed, 2 bad input (one line naming the flag).
+    Slurm(SlurmArgs),
     /// Work with many reports at once: `rocmenv report merge node-*.json` puts doctor, smoke, bench and validate
     /// reports from many nodes into one table of checks by node.
     ///
@@ -473,6 +479,9 @@ pub struct ValidateArgs {
     /// Write the results as one JSON document (schema_version 1) here.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
+    /// Write the results as a self-contained HTML page (as `rocmenv report html`) here, e.g. beside the JUnit.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
     /// Write a Markdown summary here.
     #[arg(long, value_name = "FILE")]
     pub markdown: Option<PathBuf>,
@@ -595,6 +604,10 @@ pub struct SuiteArgs {
     /// Write JUnit XML to this file: one test case per test and device, failures with the reason and the fix.
     #[arg(long, value_name = "FILE")]
     pub junit: Option<PathBuf>,
+
+    /// Write the result as a self-contained HTML page (as `rocmenv report html`) to this file.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
 }
 
 /// Flags of `rocmenv smoke`.
@@ -774,6 +787,89 @@ pub struct K8sArgs {
     pub node: Option<String>,
 }
 
+/// What every node of a Slurm job runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum SlurmCheckArg {
+    /// `rocmenv doctor --json`.
+    Doctor,
+    /// doctor, then the smoke suite.
+    DoctorSmoke,
+    /// The smoke suite alone (a CPU node, where doctor's GPU checks fail).
+    Smoke,
+    /// `rocmenv validate --config FILE` (docker, podman or none).
+    Validate,
+}
+
+/// The container runtime of a Slurm site.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum SlurmRuntimeArg {
+    /// `apptainer exec --rocm|--nv` (a SIF file or docker:// reference).
+    Apptainer,
+    /// As apptainer, with `singularity`.
+    Singularity,
+    /// rocmenv on the node drives Podman's Docker-compatible socket.
+    Podman,
+    /// rocmenv on the node drives Docker.
+    Docker,
+    /// enroot through pyxis: `srun --container-image`.
+    Enroot,
+    /// rocmenv on the node itself (`smoke --host`).
+    None,
+}
+
+/// Flags of `rocmenv slurm`.
+#[derive(Debug, Args)]
+pub struct SlurmArgs {
+    /// What every node runs.
+    #[arg(long = "command", value_enum, default_value = "doctor-smoke")]
+    pub check: SlurmCheckArg,
+    /// The container runtime the nodes have.
+    #[arg(long, value_enum, default_value = "docker")]
+    pub runtime: SlurmRuntimeArg,
+    /// The image: Python with torch (and rocmenv on its PATH for apptainer, singularity and enroot).
+    #[arg(long, value_name = "IMAGE")]
+    pub image: Option<String>,
+    /// Whose GPUs.
+    #[arg(long, value_enum, default_value = "amd")]
+    pub vendor: VendorArg,
+    /// The smoke level.
+    #[arg(long, value_enum, default_value = "quick")]
+    pub level: LevelArg,
+    /// With --command validate: rocmenv.yaml, at a path every node reads.
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<String>,
+    /// Nodes (one task on each).
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub nodes: u32,
+    /// GPUs each node asks for (`#SBATCH --gpus-per-node`).
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub gpus_per_node: u32,
+    /// A generic resource instead (`#SBATCH --gres`, e.g. gpu:mi300x:8).
+    #[arg(long, value_name = "SPEC")]
+    pub gres: Option<String>,
+    /// `#SBATCH --partition`.
+    #[arg(long, value_name = "P")]
+    pub partition: Option<String>,
+    /// `#SBATCH --time` (minutes, HH:MM:SS, D-HH:MM, …).
+    #[arg(long, value_name = "T")]
+    pub time: Option<String>,
+    /// `#SBATCH --nodelist` (node[01-04],gpu7).
+    #[arg(long, value_name = "LIST")]
+    pub nodelist: Option<String>,
+    /// `#SBATCH --account`.
+    #[arg(long, value_name = "A")]
+    pub account: Option<String>,
+    /// `#SBATCH --reservation`.
+    #[arg(long, value_name = "R")]
+    pub reservation: Option<String>,
+    /// Where every node writes its report and the merge goes: an absolute path on a shared filesystem.
+    #[arg(long, value_name = "DIR")]
+    pub results: String,
+    /// Write the script to this file instead of stdout.
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: Option<PathBuf>,
+}
+
 /// `rocmenv report`: what to do with reports.
 #[derive(Debug, Args)]
 pub struct ReportArgs {
@@ -856,12 +952,13 @@ pub struct MatrixArgs {
 /// The questions `rocmenv matrix` answers.
 #[derive(Debug, Subcommand)]
 pub enum MatrixCommand {
-    /// One ROCm release: distros and kernels, gfx targets, driver window, PyTorch, rocm/pytorch images, notes,
-    /// source and unconfirmed fields. `7.2` means the newest 7.2.x.
+    /// One ROCm release: stream and status, distros and kernels, gfx targets, driver window, PyTorch, images,
+    /// notes, source and unconfirmed fields. `7.2` means the newest 7.2.x, `10` the newest 10.x. Without a
+    /// release: every release with its stream (legacy, core-sdk) and status (production, preview).
     Rocm {
-        /// The release, e.g. 7.2.4 or 6.2.
+        /// The release, e.g. 10.1.0, 7.2.4 or 6.2.
         #[arg(value_name = "X.Y[.Z]")]
-        release: String,
+        release: Option<String>,
     },
     /// How a gfx target runs on each ROCm release: native, through HSA_OVERRIDE_GFX_VERSION, or not;
     /// and the GPUs that have it.

@@ -166,9 +166,7 @@ fn how_it_runs(m: &Matrices, r: &RocmRelease, own: GfxTarget) -> Runs {
 /// The newest release that builds (natively, else through an override) every target.
 pub fn default_release<'m>(m: &'m Matrices, targets: &[GfxTarget]) -> &'m RocmRelease {
     let all = |pred: &dyn Fn(&RocmRelease, GfxTarget) -> bool| {
-        m.rocm
-            .releases
-            .iter()
+        m.production()
             .rev()
             .find(|r| targets.iter().all(|t| pred(r, *t)))
     };

@@ -24,6 +24,7 @@ pub(crate) mod parse;
 pub mod report;
 pub mod runtime;
 pub mod sanitize;
+pub mod slurm;
 pub mod suites;
 pub mod target;
 pub mod text;

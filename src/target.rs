@@ -4,7 +4,7 @@ use crate::error::Error;
 use crate::gfx::GfxTarget;
 use crate::host::HostFacts;
 use crate::matrix::nearest;
-use crate::matrix::{CudaRelease, Matrices, NgcRelease, RocmRelease};
+use crate::matrix::{CudaRelease, Matrices, NgcRelease, ReleaseStatus, RocmRelease};
 use crate::version::Version;
 
 /// A `--target` value, validated but not yet looked up.
@@ -107,9 +107,10 @@ pub fn resolve<'m>(
     };
     match spec {
         Some(TargetSpec::Rocm(v)) => {
-            let release = m
-                .rocm_release(v)
-                .ok_or_else(|| unknown(format!("ROCm {v}"), nearest(v, &m.rocm_versions())))?;
+            let release = m.rocm_request(v).map_err(|message| Error::Usage {
+                flag: "--target".into(),
+                message,
+            })?;
             Ok(Target {
                 rocm: Some(RocmTarget {
                     release,
@@ -208,11 +209,13 @@ fn auto<'m>(m: &'m Matrices, facts: &HostFacts) -> Target<'m> {
             .releases
             .iter()
             .rev()
-            .filter(|r| r.accepts_driver(driver))
+            .filter(|r| r.accepts_driver(driver) && r.status == ReleaseStatus::Production)
             .collect();
-        let native = fits
-            .iter()
-            .find(|r| !amd.is_empty() && amd.iter().all(|t| r.builds(*t)));
+        let native = fits.iter().find(|r| {
+            r.status == ReleaseStatus::Production
+                && !amd.is_empty()
+                && amd.iter().all(|t| r.builds(*t))
+        });
         match (native, fits.first()) {
             (Some(release), _) => Some(RocmTarget {
                 release,
@@ -240,9 +243,7 @@ fn auto<'m>(m: &'m Matrices, facts: &HostFacts) -> Target<'m> {
         }
     } else if has_amd || !has_nvidia {
         let native = m
-            .rocm
-            .releases
-            .iter()
+            .production()
             .rev()
             .find(|r| !amd.is_empty() && amd.iter().all(|t| r.builds(*t)));
         Some(match native {

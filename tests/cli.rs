@@ -142,6 +142,21 @@ fn unknown_target_lists_the_nearest_releases() {
     assert_one_line_error(&o, 2, "NGC 19.01 is not in the matrices");
 }
 
+/// Issue 22: a TheRock preview and a 10.x release that does not exist are one line each naming what exists.
+#[test]
+fn previews_and_unknown_core_sdk_releases_are_refused_naming_what_exists() {
+    for (target, needle) in [
+        (
+            "rocm-7.13",
+            "ROCm 7.13 is left out of the matrices (TheRock technology previews, not for production use)",
+        ),
+        ("rocm-10.9", "newest 10.x: 10.1.0"),
+    ] {
+        let o = rocmenv(&["doctor", "--sysroot", &fixture("no-gpu-debian12"), "--target", target]);
+        assert_one_line_error(&o, 2, needle);
+    }
+}
+
 fn copy_matrices(dir: &Path) {
     for f in ["rocm.yaml", "cuda.yaml", "ngc.yaml", "gpus.yaml"] {
         std::fs::copy(

@@ -31,9 +31,12 @@ fn usage_with(r: &DockerfileRequest, m: &Matrices) -> (String, String) {
     }
 }
 
-/// Snapshots name the rocmenv version; redact it so a version bump does not rewrite them all.
+/// Snapshots name the rocmenv version; redact it so a version bump does not rewrite them all. Only where the header
+/// and the label name it (`rocmenv 0.1.0`, `version="0.1.0"`), so a ROCm release such as 10.1.0 is left alone.
 fn stable(text: String) -> String {
-    text.replace(env!("CARGO_PKG_VERSION"), "<version>")
+    let v = env!("CARGO_PKG_VERSION");
+    text.replace(&format!("rocmenv {v}"), "rocmenv <version>")
+        .replace(&format!("version=\"{v}\""), "version=\"<version>\"")
 }
 
 #[test]

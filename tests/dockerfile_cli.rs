@@ -240,3 +240,28 @@ fn an_unknown_combination_lists_the_nearest() {
     let e = String::from_utf8_lossy(&o.stderr);
     assert!(e.contains("nearest: rocm6.4"), "{e}");
 }
+
+/// Issue 22: a release with no PyTorch image in the matrices (the Core SDK) is one line naming the newest release
+/// that has one; nothing is written.
+#[test]
+fn a_release_without_an_image_names_the_newest_that_has_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("ctx");
+    let o = rocmenv(&[
+        "dockerfile",
+        "--stack",
+        "rocm",
+        "--rocm",
+        "10.1",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{e}");
+    assert_eq!(e.trim_end().lines().count(), 1, "{e}");
+    assert!(
+        e.contains("no PyTorch image for ROCm 10.1.0") && e.contains("--rocm 7.2.4"),
+        "{e}"
+    );
+    assert!(!out.exists(), "nothing is written");
+}

@@ -517,3 +517,144 @@ fn no_two_findings_print_the_same_line() {
         }
     }
 }
+
+/// Copies a fixture tree to a temporary directory so a test can edit it.
+fn copy_fixture(name: &str) -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let tree = dir.path().join(name);
+    let ok = std::process::Command::new("cp")
+        .arg("-a")
+        .arg(fixture(name))
+        .arg(&tree)
+        .status()
+        .unwrap();
+    assert!(ok.success());
+    (dir, tree)
+}
+
+/// Issue 22: a ROCm Core SDK install (/opt/rocm/core-10.1, update-alternatives links, amdrocm-* packages) is found,
+/// named with its stream and prefix, and is what doctor checks against.
+#[test]
+fn a_core_sdk_install_is_found_and_checked_against() {
+    let r = doctor("mi300x-x4-coresdk-10.1-ubuntu2404", None);
+    let rocm = r
+        .facts
+        .rocm
+        .as_ref()
+        .expect("the Core SDK install is found");
+    assert_eq!(
+        (rocm.version.as_str(), rocm.path.as_str(), rocm.stream),
+        ("10.1.0", "/opt/rocm/core-10.1", "core-sdk")
+    );
+    assert_eq!(r.target["rocm"], "10.1.0");
+    assert_eq!(r.target_why, "the ROCm installed at /opt/rocm/core-10.1");
+    let f = find(&r, "rocm.installed", None);
+    assert_eq!(f.status, Status::Pass);
+    assert_eq!(
+        f.summary,
+        "ROCm 10.1.0 (ROCm Core SDK) is installed at /opt/rocm/core-10.1"
+    );
+    // Ubuntu 24.04 is listed for Instinct GPUs (GA 6.8) on 10.1.0: a pass with that condition, shown in text.
+    let os = find(&r, "os.rocm-supported", None);
+    assert_eq!(os.status, Status::Pass, "{}", os.summary);
+    assert!(os.conditional, "{os:?}");
+    assert!(os
+        .detail
+        .as_deref()
+        .unwrap()
+        .starts_with("for gfx950, gfx942, gfx90a, gfx908 only"));
+    assert_eq!(status(&r, "kernel.rocm-supported"), Status::Pass);
+    let mut text = Vec::new();
+    render_human(&r, Style::Plain, &mut text).unwrap();
+    let text = String::from_utf8(text).unwrap();
+    assert!(
+        text.contains("for gfx950, gfx942, gfx90a, gfx908 only"),
+        "{text}"
+    );
+    snapshot("mi300x-x4-coresdk-10.1-ubuntu2404", &r);
+
+    // Without the version file, the dpkg database still names the release.
+    let (_d, tree) = copy_fixture("mi300x-x4-coresdk-10.1-ubuntu2404");
+    std::fs::remove_file(tree.join("opt/rocm/core-10.1/.info/version")).unwrap();
+    let r = build_report(&DoctorOptions {
+        sysroot: Some(tree),
+        ..DoctorOptions::default()
+    })
+    .unwrap();
+    let rocm = r.facts.rocm.as_ref().unwrap();
+    assert_eq!(rocm.version, "10.1.0");
+    assert_eq!(rocm.evidence, "dpkg: amdrocm-core10.1 10.1.0");
+}
+
+/// Issue 22: with 7.2.4 installed, doctor checks against 7.2.4, not the newest (Core SDK) release.
+#[test]
+fn a_host_with_rocm_724_is_checked_against_724() {
+    let (_d, tree) = copy_fixture("mi300x-x4-ubuntu2204");
+    std::fs::write(tree.join("opt/rocm-6.2.0/.info/version"), "7.2.4-1\n").unwrap();
+    let r = build_report(&DoctorOptions {
+        sysroot: Some(tree),
+        ..DoctorOptions::default()
+    })
+    .unwrap();
+    assert_eq!(r.target["rocm"], "7.2.4");
+    // With nothing installed the newest production release, whatever its stream, is the default.
+    let m = rocmenv::matrix::Matrices::embedded().unwrap();
+    assert_eq!(m.newest_rocm().version.to_string(), "10.1.0");
+}
+
+/// Issue 22: `rocm-10` is the newest 10.x, `rocm-7` the newest 7.x production release, and `rocm-7.2` / `rocm-7.14`
+/// are told apart number by number.
+#[test]
+fn series_targets_follow_the_numbers_and_the_streams() {
+    for (t, want) in [
+        ("rocm-10", "10.1.0"),
+        ("rocm-7", "7.14.1"),
+        ("rocm-7.2", "7.2.4"),
+        ("rocm-7.14", "7.14.1"),
+        ("rocm-10.0", "10.0.0"),
+    ] {
+        let r = doctor("mi300x-x4-ubuntu2204", Some(t));
+        assert_eq!(r.target["rocm"], want, "{t}");
+    }
+}
+
+/// Issue 25: Debian 12 is listed by ROCm 7.2.4 for Instinct GPUs only; an RX 7900 XTX on it fails the OS check,
+/// and the pass on an Instinct host shows its condition.
+#[test]
+fn an_os_listed_for_other_gpus_fails_for_this_gpu() {
+    let (_d, tree) = copy_fixture("rx7900xtx-ubuntu2204-hwe");
+    let debian = std::fs::read_to_string(
+        PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/hosts/no-gpu-debian12/etc/os-release"),
+    )
+    .unwrap();
+    std::fs::write(tree.join("etc/os-release"), debian).unwrap();
+    std::fs::write(tree.join("proc/sys/kernel/osrelease"), "6.1.0-34-amd64\n").unwrap();
+    let r = build_report(&DoctorOptions {
+        sysroot: Some(tree),
+        target: Some("rocm-7.2".parse().unwrap()),
+        ..DoctorOptions::default()
+    })
+    .unwrap();
+    let f = find(&r, "os.rocm-supported", None);
+    assert_eq!(f.status, Status::Fail, "{}", f.summary);
+    assert!(
+        f.summary.contains("not for this host's gfx1100"),
+        "{}",
+        f.summary
+    );
+    assert!(f.fix.as_deref().unwrap().contains("ubuntu 24.04"), "{f:?}");
+}
+
+/// Issue 22: advice that names a release names the exact installed one (wsl2: 6.1.3, not the 6.1 series).
+#[test]
+fn the_installed_release_is_named_exactly_in_the_fix() {
+    let r = doctor("wsl2-rx6800xt", Some("rocm-6.1"));
+    let f = find(&r, "rocm.installed", None);
+    let fix = f.fix.as_deref().unwrap();
+    assert!(fix.contains("6.1.3"), "{fix}");
+    assert!(
+        !fix.contains("--target rocm-6.1 ") && !fix.ends_with("--target rocm-6.1"),
+        "{fix}"
+    );
+}

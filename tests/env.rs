@@ -220,6 +220,20 @@ fn bad_input_is_exit_2_with_one_line() {
             "not both",
         ),
         (vec!["env", "--sysroot", "/nonexistent"], "/nonexistent"),
+        // Issue 22: a release that does not exist names the releases of its major.
+        (
+            vec!["env", "--gfx", "gfx942", "--rocm", "10.9"],
+            "ROCm 10.9 is not in the matrices; nearest: ",
+        ),
+        (
+            vec!["env", "--gfx", "gfx942", "--rocm", "10.9"],
+            "; newest 10.x: 10.1.0",
+        ),
+        // Issue 22: a Core SDK release on a host with the legacy line installed names the installed release.
+        (
+            vec!["env", "--sysroot", &fixture("rx7900xtx-ubuntu2204-hwe"), "--rocm", "7.14"],
+            "ROCm 7.14.1 is a core-sdk release (installed at /opt/rocm/core-7.14), but this host has ROCm 6.0.2 of the legacy stream at /opt/rocm-6.0.2; use --rocm 6.0.2",
+        ),
     ] {
         let o = rocmenv(&args);
         let e = String::from_utf8_lossy(&o.stderr);

@@ -1,7 +1,9 @@
 //! The embedded matrices load and hold real facts; broken matrix directories fail naming the file and line.
 
 use rocmenv::gfx::GfxTarget;
-use rocmenv::matrix::{check_rocm_tag, Matrices, MatrixError, SupportStatus, Vendor};
+use rocmenv::matrix::{
+    check_rocm_tag, Matrices, MatrixError, ReleaseStatus, RocmStream, SupportStatus, Vendor,
+};
 use rocmenv::version::Version;
 use std::path::Path;
 
@@ -29,10 +31,79 @@ fn embedded_has_every_release() {
         "5.7.0", "5.7.1", "6.0.0", "6.0.2", "6.1.0", "6.1.1", "6.1.2", "6.1.5", "6.2.0", "6.2.1",
         "6.2.2", "6.2.4", "6.3.0", "6.3.1", "6.3.2", "6.3.3", "6.4.0", "6.4.1", "6.4.2", "6.4.3",
         "6.4.4", "7.0.0", "7.0.1", "7.0.2", "7.1.0", "7.1.1", "7.2.0", "7.2.1", "7.2.2", "7.2.3",
-        "7.2.4",
+        "7.2.4", "7.14.0", "7.14.1", "10.0.0", "10.1.0",
     ];
     assert_eq!(m.rocm_versions(), want);
-    assert_eq!(m.newest_rocm().version, v("7.2.4"));
+    // The newest production release is the default, whatever its stream (issue 22).
+    assert_eq!(m.newest_rocm().version, v("10.1.0"));
+    for r in &m.rocm.releases {
+        let core = r.version >= v("7.14.0");
+        assert_eq!(
+            r.stream,
+            if core {
+                RocmStream::CoreSdk
+            } else {
+                RocmStream::Legacy
+            },
+            "{}",
+            r.version
+        );
+        assert_eq!(r.status, ReleaseStatus::Production, "{}", r.version);
+    }
+    assert_eq!(
+        m.rocm_release("10.1.0").unwrap().install_prefix(),
+        "/opt/rocm/core-10.1"
+    );
+    assert_eq!(
+        m.rocm_release("7.2").unwrap().install_prefix(),
+        "/opt/rocm-7.2.4"
+    );
+}
+
+/// Issue 22: a preview is never picked for a series, and naming it exactly is one line naming what exists.
+#[test]
+fn previews_are_never_a_default_or_a_series_pick() {
+    let dir = tempfile::tempdir().unwrap();
+    for f in rocmenv::matrix::MATRIX_FILES {
+        let text = std::fs::read_to_string(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("matrices")
+                .join(f),
+        )
+        .unwrap();
+        let text = if f == "rocm.yaml" {
+            // A 7.13.0 preview (a copy of 7.14.0) and an 11.0.0 preview newer than everything.
+            let at = text.find("  - version: \"7.14.0\"").unwrap();
+            let end = text[at..].find("  - version: \"7.14.1\"").unwrap() + at;
+            let rec = &text[at..end];
+            let preview = |v: &str| {
+                rec.replace("version: \"7.14.0\"", &format!("version: \"{v}\""))
+                    .replace("status: production", "status: preview")
+            };
+            let left = text.find("\n# Series left out").unwrap();
+            format!(
+                "{}\n{}{}{}",
+                &text[..left],
+                preview("7.13.0"),
+                preview("11.0.0"),
+                // Without the left_out list, a preview in the matrices is refused as a preview.
+                "\n"
+            )
+        } else {
+            text
+        };
+        std::fs::write(dir.path().join(f), text).unwrap();
+    }
+    let m = Matrices::load_dir(dir.path()).unwrap();
+    assert_eq!(m.newest_rocm().version, v("10.1.0"));
+    assert_eq!(m.rocm_release("7").unwrap().version, v("7.14.1"));
+    assert!(m.rocm_release("11").is_none());
+    assert!(m.rocm_release("7.13").is_none());
+    let e = m.rocm_request("7.13.0").unwrap_err();
+    assert!(e.starts_with("ROCm 7.13.0 is a technology preview"), "{e}");
+    assert!(e.contains("7.14.1"), "{e}");
+    let e = m.rocm_request("7.13").unwrap_err();
+    assert!(e.contains("only technology previews (7.13.0)"), "{e}");
 }
 
 #[test]
@@ -647,7 +718,7 @@ fn unconfirmed_field_lists_match_the_schema() {
         v
     }
     let m = m();
-    let r = m.newest_rocm();
+    let r = m.rocm_release("7.2.4").unwrap();
     assert_eq!(keys(r), sorted(fields::ROCM_RELEASE));
     assert_eq!(keys(&r.images[0]), sorted(fields::ROCM_IMAGE));
     assert_eq!(keys(&m.cuda.families[0]), sorted(fields::CUDA_FAMILY));

@@ -328,3 +328,42 @@ fn built_targets_show_in_rocm_and_gfx() {
         "{t}"
     );
 }
+
+/// Issue 22: `matrix rocm` lists every release with its stream and status; `matrix rocm 10.1.0` its distros,
+/// kernels (per GPU class) and GPUs.
+#[test]
+fn rocm_without_a_release_lists_streams_and_the_core_sdk() {
+    let t = text(&["matrix", "rocm"]);
+    assert!(
+        t.starts_with("ROCm releases (embedded matrices); newest production: 10.1.0\n"),
+        "{t}"
+    );
+    for row in [
+        "7.2.4    legacy    production  /opt/rocm-7.2.4",
+        "7.14.0   core-sdk  production  /opt/rocm/core-7.14",
+        "10.1.0   core-sdk  production  /opt/rocm/core-10.1",
+    ] {
+        assert!(t.contains(row), "{row} not in:\n{t}");
+    }
+    let j = json(&["matrix", "rocm"]);
+    assert_eq!(j["query"], "rocm_releases");
+    let rows = j["rocm_releases"]["releases"].as_array().unwrap();
+    assert!(rows.iter().any(|r| r["version"] == "10.0.0"
+        && r["stream"] == "core-sdk"
+        && r["status"] == "production"));
+    let t = text(&["matrix", "rocm", "10.1.0"]);
+    assert!(
+        t.contains("stream           core-sdk, production; installs at /opt/rocm/core-10.1"),
+        "{t}"
+    );
+    assert!(
+        t.contains("kernels 6.17 HWE  for gfx1201, gfx1200, gfx1100, gfx1101, gfx1102, gfx1030"),
+        "{t}"
+    );
+    assert!(t.contains("gfx supported"), "{t}");
+    assert_eq!(
+        text(&["matrix", "rocm", "10"]),
+        t,
+        "`10` is the newest 10.x"
+    );
+}

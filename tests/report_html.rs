@@ -350,8 +350,22 @@ fn a_real_cpu_run_renders_with_its_charts() {
     ok(&rocmenv(&first, node), &[0]);
     let bench_json = d("bench.json");
     let mut second = bench.to_vec();
-    second.extend(["--baseline", &base, "--json", &bench_json]);
+    let bench_html = d("bench.html");
+    second.extend([
+        "--baseline",
+        &base,
+        "--json",
+        &bench_json,
+        "--html",
+        &bench_html,
+    ]);
     ok(&rocmenv(&second, node), &[0]);
+    // `bench --html` writes the same page of its one report: its cells and its bars.
+    let page_of_bench = std::fs::read_to_string(&bench_html).unwrap();
+    assert!(
+        page_of_bench.contains("<rect class=\"bar m\"")
+            && page_of_bench.contains("<td class=\"cell pass\"")
+    );
     let comparisons = read(Path::new(&bench_json))["comparisons"]
         .as_array()
         .unwrap()

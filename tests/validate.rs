@@ -201,8 +201,8 @@ fn init_then_validate_the_cpu_stack_passes_with_junit_json_and_markdown() {
     let smoke: Vec<&serde_json::Value> = jcases.iter().filter(|c| c["step"] == "smoke").collect();
     assert!(!smoke.is_empty(), "{jcases:?}");
     assert!(
-        smoke.iter().all(|c| c["status"] != "skip"
-            && !c["summary"]
+        smoke.iter().any(|c| c["status"] == "pass")
+            && smoke.iter().all(|c| !c["summary"]
                 .as_str()
                 .unwrap_or("")
                 .contains("no GPU on this runner")),

@@ -48,6 +48,9 @@ pub struct Finding {
     pub detail: Option<String>,
     /// A command or step a person can follow.
     pub fix: Option<String>,
+    /// A pass that holds under a condition (the detail says which): text output shows its detail too.
+    #[serde(skip)]
+    pub conditional: bool,
 }
 
 impl Finding {
@@ -65,6 +68,7 @@ impl Finding {
             summary: summary.into(),
             detail: None,
             fix: None,
+            conditional: false,
         }
     }
     fn subject(mut self, s: impl Into<String>) -> Self {
@@ -77,6 +81,10 @@ impl Finding {
     }
     fn fix(mut self, f: impl Into<String>) -> Self {
         self.fix = Some(f.into());
+        self
+    }
+    fn conditional(mut self) -> Self {
+        self.conditional = true;
         self
     }
 }

@@ -1,6 +1,7 @@
 //! Kernel and distribution against the target ROCm release.
 
 use super::{Context, Finding, Status};
+use crate::gfx::GfxTarget;
 use crate::host::OsFacts;
 use crate::matrix::{DistroSupport, KernelKind, Matrices, RocmRelease};
 
@@ -8,8 +9,9 @@ const AREA: &str = "system";
 
 /// How a host's distro matched a release's list.
 pub(crate) enum DistroMatch<'m> {
-    /// Listed as is (or by major version, as Rocky `9.6` against `9`).
-    Listed(&'m DistroSupport),
+    /// Listed as is (or by major version, as Rocky `9.6` against `9`); the host's targets the row leaves out
+    /// (AMD lists some OS versions for some GPUs only).
+    Listed(&'m DistroSupport, Vec<GfxTarget>),
     /// A derivative (Linux Mint, Pop!_OS) of a listed distro.
     Derived(&'m DistroSupport, String),
     /// The distro is listed, but not this version.
@@ -32,12 +34,14 @@ pub(crate) fn match_distro<'m>(
     r: &'m RocmRelease,
     os: &OsFacts,
     ubuntu_codename: Option<&str>,
+    gpus: &[GfxTarget],
 ) -> DistroMatch<'m> {
     let id = os.id.as_deref().unwrap_or("");
     let vid = os.version_id.as_deref().unwrap_or("");
-    // One rule for versions (SLES `15-SP5` is os-release `15.5`, `rocky 9` covers `9.6`): RocmRelease::distro.
-    if let Some(d) = r.distro(id, vid) {
-        return DistroMatch::Listed(d);
+    // One rule for versions (SLES `15-SP5` is os-release `15.5`, `rocky 9` covers `9.6`): RocmRelease::distro_for,
+    // which also picks the row of the host's GPU class where the release splits support by GPU.
+    if let Some((d, left_out)) = r.distro_for(id, vid, gpus) {
+        return DistroMatch::Listed(d, left_out);
     }
     let same_id: Vec<&DistroSupport> = r.distros.iter().filter(|d| d.id == id).collect();
     if !same_id.is_empty() {
@@ -45,7 +49,7 @@ pub(crate) fn match_distro<'m>(
     }
     if os.id_like.iter().any(|l| l == "ubuntu") {
         if let Some(v) = ubuntu_codename.and_then(ubuntu_for_codename) {
-            if let Some(d) = r.distro("ubuntu", v) {
+            if let Some((d, _)) = r.distro_for("ubuntu", v, gpus) {
                 return DistroMatch::Derived(
                     d,
                     format!("built on Ubuntu {v} ({})", ubuntu_codename.unwrap_or("")),
@@ -55,7 +59,7 @@ pub(crate) fn match_distro<'m>(
     }
     // Rebuilds (AlmaLinux, CentOS Stream, …) share VERSION_ID numbering with the distro they follow.
     for like in &os.id_like {
-        if let Some(d) = r.distro(like, vid) {
+        if let Some((d, _)) = r.distro_for(like, vid, gpus) {
             return DistroMatch::Derived(d, format!("a rebuild of {like} {}", d.version));
         }
     }
@@ -105,24 +109,45 @@ pub(crate) fn versions_text(vs: &[String]) -> String {
     }
 }
 
-/// Releases that list this distro and kernel series.
+/// Production releases that list this distro (for the host's GPUs) and kernel series.
 fn releases_supporting(
     m: &Matrices,
     os: &OsFacts,
     codename: Option<&str>,
     series: Option<&str>,
+    gpus: &[GfxTarget],
 ) -> Vec<String> {
-    m.rocm
-        .releases
-        .iter()
-        .filter(|r| match match_distro(r, os, codename) {
-            DistroMatch::Listed(d) | DistroMatch::Derived(d, _) => {
-                series.is_none_or(|s| d.kernels.iter().any(|k| k.series == s))
+    m.production()
+        .filter(|r| match match_distro(r, os, codename, gpus) {
+            DistroMatch::Listed(d, left_out) if left_out.is_empty() => {
+                series.is_none_or(|s| d.kernels.iter().any(|k| k.major_minor() == s))
+            }
+            DistroMatch::Derived(d, _) => {
+                series.is_none_or(|s| d.kernels.iter().any(|k| k.major_minor() == s))
             }
             _ => false,
         })
         .map(|r| r.version.to_string())
         .collect()
+}
+
+/// The host's AMD gfx targets, known ones only, each once.
+fn host_gfx(cx: &Context) -> Vec<GfxTarget> {
+    let mut t: Vec<GfxTarget> = cx
+        .facts
+        .amd_gpus()
+        .filter_map(|g| g.gfx.as_deref()?.parse().ok())
+        .collect();
+    t.sort();
+    t.dedup();
+    t
+}
+
+fn join_gfx(t: &[GfxTarget]) -> String {
+    t.iter()
+        .map(|g| g.to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 pub(super) fn check(cx: &Context) -> Vec<Finding> {
@@ -158,8 +183,31 @@ fn check_os(cx: &Context) -> Finding {
     };
     let name = os_name(os);
     let code = codename(cx);
-    match match_distro(r, os, code.as_deref()) {
-        DistroMatch::Listed(d) => {
+    let gpus = host_gfx(cx);
+    match match_distro(r, os, code.as_deref(), &gpus) {
+        DistroMatch::Listed(d, left_out) if !left_out.is_empty() => {
+            // Supported for other GPUs only: the host passes only for the GPUs it has.
+            let for_these: Vec<String> = r
+                .distros
+                .iter()
+                .filter(|x| left_out.iter().all(|t| x.supports_gfx(*t)))
+                .map(|x| format!("{} {}", x.id, x.version))
+                .fold(Vec::new(), |mut v, x| {
+                    if !v.contains(&x) {
+                        v.push(x);
+                    }
+                    v
+                });
+            let others = releases_supporting(cx.matrices, os, code.as_deref(), None, &gpus);
+            Finding::new(ID, AREA, Status::Fail, format!("{name} is supported by ROCm {} for other GPUs only, not for this host's {}", r.version, join_gfx(&left_out)))
+                .detail(format!("ROCm {} lists {} {} for {}{}", r.version, d.id, d.version, join_gfx(&d.gfx), d.note.as_deref().map(|n| format!(" ({n})")).unwrap_or_default()))
+                .fix(match (for_these.is_empty(), others.last()) {
+                    (false, _) => format!("use an OS that ROCm {} lists for {}: {}", r.version, join_gfx(&left_out), for_these.join(", ")),
+                    (true, Some(v)) => format!("check against a release that lists {name} for these GPUs: --target rocm-{v}"),
+                    (true, None) => "run on a distribution AMD lists for these GPUs".into(),
+                })
+        }
+        DistroMatch::Listed(d, _) => {
             if let (Some(p), false) = (&os.point_release, d.point_releases.is_empty()) {
                 if !d.point_releases.contains(p) {
                     let listed = d.point_releases.join(", ");
@@ -178,6 +226,12 @@ fn check_os(cx: &Context) -> Finding {
             if let Some(n) = &d.note {
                 f = f.detail(n.clone());
             }
+            if !d.gfx.is_empty() {
+                // The pass holds for these GPUs only: say so in text output too.
+                f = f
+                    .detail(format!("for {} only{}", join_gfx(&d.gfx), d.note.as_deref().map(|n| format!(": {n}")).unwrap_or_default()))
+                    .conditional();
+            }
             f
         }
         DistroMatch::Derived(d, how) => Finding::new(ID, AREA, Status::Warn, format!("{name} is not listed for ROCm {}; it is {how}, which ROCm {} lists", r.version, r.version))
@@ -185,7 +239,7 @@ fn check_os(cx: &Context) -> Finding {
             .fix(format!("expect to install ROCm with the {} {} packages; report issues against that base", d.id, d.version)),
         DistroMatch::OtherVersions(ds) => {
             let vs: Vec<String> = ds.iter().map(|d| d.version.clone()).collect();
-            let others = releases_supporting(cx.matrices, os, code.as_deref(), None);
+            let others = releases_supporting(cx.matrices, os, code.as_deref(), None, &gpus);
             Finding::new(ID, AREA, Status::Fail, format!("{name} is not supported by ROCm {} (supported versions: {})", r.version, vs.join(", ")))
                 .detail(format!("ROCm releases that list this version: {}", versions_text(&others)))
                 .fix(if others.is_empty() {
@@ -236,11 +290,12 @@ fn check_kernel(cx: &Context) -> Finding {
         );
     };
     let code = codename(cx);
-    let d = match match_distro(r, os, code.as_deref()) {
-        DistroMatch::Listed(d) | DistroMatch::Derived(d, _) => d,
+    let gpus = host_gfx(cx);
+    let d = match match_distro(r, os, code.as_deref(), &gpus) {
+        DistroMatch::Listed(d, _) | DistroMatch::Derived(d, _) => d,
         _ => return Finding::new(ID, AREA, Status::Skip, format!("kernel {}: {} is not listed for ROCm {}, so no kernel list applies (see os.rocm-supported)", k.release, os_name(os), r.version)),
     };
-    if let Some(ks) = d.kernels.iter().find(|ks| ks.series == k.series) {
+    if let Some(ks) = d.kernels.iter().find(|ks| ks.major_minor() == k.series) {
         let kind = kernel_list(&DistroSupport {
             kernels: vec![ks.clone()],
             ..d.clone()
@@ -255,7 +310,7 @@ fn check_kernel(cx: &Context) -> Finding {
             ),
         );
     }
-    let others = releases_supporting(cx.matrices, os, code.as_deref(), Some(&k.series));
+    let others = releases_supporting(cx.matrices, os, code.as_deref(), Some(&k.series), &gpus);
     let mut f = Finding::new(ID, AREA, Status::Fail, format!("kernel {} ({} series) is not supported on {} {} by ROCm {} (supported: {})", k.release, k.series, d.id, d.version, r.version, kernel_list(d)))
         .detail(format!("amdgpu-dkms may fail to build against an unlisted kernel. ROCm releases that list {} {} with kernel {}: {}", d.id, d.version, k.series, versions_text(&others)));
     let boot = match d.id.as_str() {

@@ -25,7 +25,7 @@ fn rocm(cx: &Context) -> Finding {
         if installs.is_empty() {
             return Finding::new(ID, AREA, Status::Warn, "no ROCm user space under /opt/rocm*")
                 .detail("containers bring their own ROCm, so only host-side work (rocminfo, building HIP code) needs it")
-                .fix(format!("for host work: install ROCm {} with amdgpu-install (--usecase=rocm)", r.version));
+                .fix(format!("for host work: install ROCm {} ({})", r.version, r.install_how()));
         }
         return Finding::new(ID, AREA, Status::Warn, format!("ROCm installs found ({}) but /opt/rocm points at none of them", installs.iter().map(|i| i.path.as_str()).collect::<Vec<_>>().join(", ")))
             .fix("point /opt/rocm at the install to use (update-alternatives --config rocm on newer releases)");
@@ -35,6 +35,14 @@ fn rocm(cx: &Context) -> Finding {
         .map(|i| format!("{} ({})", i.version, i.path))
         .collect::<Vec<_>>()
         .join(", ");
+    // The stream says which layout and packages the install uses (`/opt/rocm/core-X.Y`, amdrocm-*).
+    let stream = |s: &str| {
+        if s == "core-sdk" {
+            " (ROCm Core SDK)"
+        } else {
+            ""
+        }
+    };
     let Ok(v) = primary.version.parse::<Version>() else {
         return Finding::new(
             ID,
@@ -51,7 +59,11 @@ fn rocm(cx: &Context) -> Finding {
             ID,
             AREA,
             Status::Pass,
-            format!("ROCm {v} is installed at {}", primary.path),
+            format!(
+                "ROCm {v}{} is installed at {}",
+                stream(primary.stream),
+                primary.path
+            ),
         );
         if installs.len() > 1 {
             f = f.detail(format!("side by side: {all}"));
@@ -59,15 +71,39 @@ fn rocm(cx: &Context) -> Finding {
         return f;
     }
     let same_series = v.major() == r.version.major() && v.minor() == r.version.minor();
-    // Name the installed release exactly when the matrices know it, so the fix checks against what is installed.
-    let installed = if cx.matrices.rocm.releases.iter().any(|x| x.version == v) {
-        v.to_string()
+    // Advice names the installed release exactly (never its series, which would pick another release).
+    let check_installed = if cx.matrices.rocm.releases.iter().any(|x| x.version == v) {
+        format!(", or check against the installed one: --target rocm-{v}")
     } else {
-        v.short()
+        let series: Vec<String> = cx
+            .matrices
+            .rocm
+            .releases
+            .iter()
+            .filter(|x| x.version.major() == v.major() && x.version.minor() == v.minor())
+            .map(|x| x.version.to_string())
+            .collect();
+        format!(
+            "; the installed ROCm {v} itself is not in the matrices ({})",
+            if series.is_empty() {
+                format!("nor is any {} release", v.short())
+            } else {
+                format!("they list {} of its series", series.join(", "))
+            }
+        )
     };
-    Finding::new(ID, AREA, if same_series { Status::Pass } else { Status::Warn }, format!("ROCm {v} is installed at {}; the target is {}", primary.path, r.version))
-        .detail(format!("installs: {all}. Containers bring their own user space; host tools and HIP builds use this one"))
-        .fix(format!("to match the target on the host: install ROCm {} (amdgpu-install), or check against the installed one: --target rocm-{installed}", r.version))
+    let target_stream = r.stream.as_str();
+    let streams = if target_stream != primary.stream {
+        format!(
+            "; the install is of the {} stream, the target of the {target_stream} stream",
+            primary.stream
+        )
+    } else {
+        String::new()
+    };
+    Finding::new(ID, AREA, if same_series { Status::Pass } else { Status::Warn }, format!("ROCm {v}{} is installed at {}; the target is {}", stream(primary.stream), primary.path, r.version))
+        .detail(format!("installs: {all}{streams}. Containers bring their own user space; host tools and HIP builds use this one"))
+        .fix(format!("to match the target on the host: install ROCm {} ({}, into {}){check_installed}", r.version, r.install_how(), r.install_prefix()))
 }
 
 fn cuda(cx: &Context) -> Finding {

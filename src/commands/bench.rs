@@ -143,7 +143,7 @@ pub fn exec(
     if target.detected && target.vendor == DeviceVendor::Cpu {
         let _ = writeln!(
             err,
-            "rocmenv: note: this host shows no GPU; benchmarking the CPU (--vendor cpu says so)"
+            "rocmenv: note: this host shows no GPU, so this benchmarks the CPU (--vendor cpu asks for that without this note)"
         );
     }
     let _ = writeln!(

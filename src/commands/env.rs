@@ -12,12 +12,9 @@ use std::path::PathBuf;
 pub fn rocm_release<'m>(m: &'m Matrices, spec: &str) -> Result<&'m RocmRelease, Error> {
     // A value that is no version gets that answer, not a list of releases near nothing.
     crate::version::parse_with_parts(spec).map_err(|e| Error::usage("--rocm", e.to_string()))?;
-    m.rocm_release(spec).ok_or_else(|| Error::Usage {
+    m.rocm_request(spec).map_err(|message| Error::Usage {
         flag: "--rocm".into(),
-        message: format!(
-            "ROCm {spec} is not in the matrices; nearest: {}",
-            crate::matrix::nearest(spec, &m.rocm_versions())
-        ),
+        message,
     })
 }
 
@@ -28,6 +25,34 @@ pub fn host_inputs(
 ) -> Result<Vec<GpuInput>, Error> {
     let facts = crate::inventory::read(sysroot, m)?;
     Ok(envplan::inputs_from_host(&facts))
+}
+
+/// The release for a host: `--rocm` when given (refused when it belongs to another stream than the ROCm the
+/// host has installed, whose paths and packages differ), else the installed ROCm when the matrices know it.
+pub fn release_for_host<'m>(
+    m: &'m Matrices,
+    asked: Option<&'m RocmRelease>,
+    installed: Option<&crate::host::RocmInstall>,
+) -> Result<Option<&'m RocmRelease>, Error> {
+    let Some(i) = installed else { return Ok(asked) };
+    match asked {
+        Some(r) if r.stream.as_str() != i.stream => Err(Error::Usage {
+            flag: "--rocm".into(),
+            message: format!(
+                "ROCm {} is a {} release (installed at {}), but this host has ROCm {} of the {} stream at {}; use --rocm {}, or install ROCm {} first",
+                r.version,
+                r.stream.as_str(),
+                r.install_prefix(),
+                i.version,
+                i.stream,
+                i.path,
+                i.version,
+                r.version
+            ),
+        }),
+        Some(r) => Ok(Some(r)),
+        None => Ok(m.rocm_release(&i.version)),
+    }
 }
 
 /// Runs `rocmenv env`; warnings go to `err`, variables to `out`. Returns the exit code.
@@ -44,9 +69,11 @@ pub fn exec(
         ));
     }
     let m = Matrices::load(matrices.as_deref())?;
-    let release = o.rocm.as_deref().map(|s| rocm_release(&m, s)).transpose()?;
+    let mut release = o.rocm.as_deref().map(|s| rocm_release(&m, s)).transpose()?;
     let inputs = if o.gfx.is_empty() {
-        host_inputs(&m, o.sysroot.as_deref())?
+        let facts = crate::inventory::read(o.sysroot.as_deref(), &m)?;
+        release = release_for_host(&m, release, facts.rocm.as_ref())?;
+        envplan::inputs_from_host(&facts)
     } else {
         envplan::inputs_from_gfx(&m, &o.gfx)?
     };

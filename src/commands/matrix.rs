@@ -31,7 +31,10 @@ pub fn plan(q: &MatrixCommand) -> Result<MatrixQuery, Error> {
             .map_err(|_| bad(format!("`{v}` is not a version like {like}")))
     };
     Ok(match q {
-        MatrixCommand::Rocm { release: v } => MatrixQuery::Rocm(version(v, "7.2 or 7.2.4")?),
+        MatrixCommand::Rocm { release: None } => MatrixQuery::RocmReleases,
+        MatrixCommand::Rocm { release: Some(v) } => {
+            MatrixQuery::Rocm(version(v, "7.2 or 7.2.4")?)
+        }
         MatrixCommand::Cuda { release: v } => MatrixQuery::Cuda(version(v, "12.4 or 12.4.1")?),
         MatrixCommand::Gfx { target } => MatrixQuery::Gfx(
             target
@@ -132,7 +135,15 @@ mod tests {
 
     #[test]
     fn questions_are_checked_before_anything_is_loaded() {
-        let rocm = |v: &str| plan(&MatrixCommand::Rocm { release: v.into() });
+        let rocm = |v: &str| {
+            plan(&MatrixCommand::Rocm {
+                release: Some(v.into()),
+            })
+        };
+        assert_eq!(
+            plan(&MatrixCommand::Rocm { release: None }).unwrap(),
+            MatrixQuery::RocmReleases
+        );
         assert_eq!(rocm("7.2").unwrap(), MatrixQuery::Rocm("7.2".into()));
         assert!(rocm("7.x").is_err() && rocm("").is_err());
         let kernel = |s: &str, os: Option<&str>| {

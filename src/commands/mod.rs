@@ -16,6 +16,7 @@ pub mod matrix_gpu;
 pub mod probe;
 pub mod report;
 pub mod run;
+pub mod slurm;
 pub mod smoke;
 mod suite;
 pub mod validate;
@@ -40,7 +41,7 @@ pub fn dispatch(cli: Cli) -> Result<i32, Error> {
         Command::Init(a) => a.output.as_os_str() == "-",
         Command::Validate(_) => false,
         // A manifest is data.
-        Command::K8s(_) => true,
+        Command::K8s(_) | Command::Slurm(_) => true,
         // A merge as JSON or JUnit is data; as text or Markdown it is for people.
         Command::Report(a) => match &a.action {
             crate::cli::ReportCommand::Merge(m) => matches!(
@@ -87,6 +88,7 @@ pub fn dispatch(cli: Cli) -> Result<i32, Error> {
         Command::Gc { json, all, images } => gc::exec(json, all, images, &mut out),
         Command::Completions { shell } => completions::exec(shell, &mut out),
         Command::K8s(a) => k8s::exec(a, &mut out),
+        Command::Slurm(a) => slurm::exec(a, &mut out),
         Command::Report(a) => report::exec(a, &mut out),
     };
     // The library names the field a value was for; here it becomes the flag the user typed.

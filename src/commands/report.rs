@@ -50,6 +50,25 @@ pub fn write_html(path: &Path, title: &str, sources: &[html::Source]) -> Result<
     super::suite::write_atomic(path, text.as_bytes())
 }
 
+/// `--html FILE` of smoke, bench and validate: the page of the one report `doc` (the document `--json` writes),
+/// named `label` on the page.
+pub(crate) fn write_html_of(
+    path: &Path,
+    title: &str,
+    label: &str,
+    doc: &impl serde::Serialize,
+) -> Result<(), Error> {
+    let text = serde_json::to_string(doc).map_err(|e| Error::Output(std::io::Error::other(e)))?;
+    let (doc, reports) = fleet::parse_doc(Path::new(label), &text)
+        .map_err(|why| Error::Output(std::io::Error::other(why)))?;
+    let source = html::Source {
+        file: label.to_string(),
+        doc,
+        reports,
+    };
+    write_html(path, title, &[source])
+}
+
 fn render(m: &fleet::Merged, format: MergeFormatArg, out: &mut dyn Write) -> std::io::Result<()> {
     match format {
         MergeFormatArg::Text => render::text(m, out),

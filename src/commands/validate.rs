@@ -663,6 +663,7 @@ fn suite_args(s: &StackConfig, tag: &str, timeout: u64, json: &Path) -> SuiteArg
         timeout: Some(timeout),
         json: Some(json.to_path_buf()),
         junit: None,
+        html: None,
         security: engine::Security::Default,
     }
 }
@@ -761,6 +762,10 @@ fn write_reports(a: &ValidateArgs, r: &ValidateReport, out: &mut dyn Write) -> R
     if let Some(p) = &a.json {
         write(p, vr::validate_json(r))?;
         let _ = writeln!(out, "wrote JSON to {}", p.display());
+    }
+    if let Some(p) = &a.html {
+        super::report::write_html_of(p, "rocmenv validate", "validate.json", r)?;
+        let _ = writeln!(out, "wrote HTML to {}", p.display());
     }
     if let Some(p) = &a.markdown {
         write(p, vr::validate_markdown(r))?;

@@ -209,8 +209,12 @@ pub struct NvidiaDriver {
 pub struct RocmInstall {
     /// `6.2.0` (from `.info/version`, build suffix removed).
     pub version: String,
-    /// `/opt/rocm-6.2.0`.
+    /// `/opt/rocm-6.2.0`, or `/opt/rocm/core-10.1` for the ROCm Core SDK.
     pub path: String,
+    /// `legacy` (`/opt/rocm-X.Y.Z`) or `core-sdk` (`/opt/rocm/core-X.Y`, amdrocm-* packages).
+    pub stream: &'static str,
+    /// Where the version came from: `.info/version`, or the dpkg database (`amdrocm-core10.1 10.1.0-3`).
+    pub evidence: String,
 }
 
 /// A CUDA toolkit.

@@ -211,7 +211,7 @@ fn parse<T: DeserializeOwned>(file: &str, text: &str) -> Result<T, MatrixError> 
 /// The key named by serde's "unknown field `key`" message.
 fn unknown_field(message: &str) -> Option<&str> {
     let rest = &message[message.find("unknown field `")? + "unknown field `".len()..];
-    Some(&rest[..rest.find('`')?])
+    Some(&rest[..rest.find('`')?]).filter(|k| !k.is_empty())
 }
 
 /// The value serde complains about: the first `backticked` text, or N in "version N must be quoted".
@@ -228,6 +228,9 @@ fn offending_value(message: &str) -> Option<&str> {
 
 /// True when `line` holds `token` delimited as a YAML scalar (not as part of a longer word).
 fn contains_token(line: &str, token: &str) -> bool {
+    if token.is_empty() {
+        return false;
+    }
     let mut start = 0;
     while let Some(pos) = line[start..].find(token) {
         let at = start + pos;
@@ -294,6 +297,11 @@ fn strip_comment(line: &str) -> &str {
 /// The values written for `key` on one line, in block (`key: v`, `- key: v`) or flow (`{a: 1, key: v}`) style.
 fn key_values<'a>(line: &'a str, key: &str) -> Vec<&'a str> {
     let mut out = Vec::new();
+    // An empty key matches everywhere without moving on: the search below would never end (a hang the matrices
+    // fuzz target found, an unknown field with an empty name from `&aa: &a [x, x]*b, *b]`).
+    if key.is_empty() {
+        return out;
+    }
     let mut start = 0;
     while let Some(pos) = line[start..].find(key) {
         let at = start + pos;
@@ -463,6 +471,16 @@ fn validate_rocm(f: &RocmFile, src: &(String, String)) -> Result<(), MatrixError
     check_schema(f.schema_version, src)?;
     if f.releases.is_empty() {
         return Err(fail(src, "releases", "", 0, "has no releases".into()));
+    }
+    for l in &f.left_out {
+        check_provenance(
+            src,
+            line_of(&src.1, "why", &l.why, 0),
+            &format!("left_out {}", l.series.join(", ")),
+            &l.provenance,
+            fields::LEFT_OUT,
+            false,
+        )?;
     }
     let mut seen = BTreeSet::new();
     for r in &f.releases {

@@ -12,6 +12,8 @@ use serde::Serialize;
 pub enum MatrixQuery {
     /// One ROCm release: `7.2.4`, or `7.2` for the newest of the series.
     Rocm(String),
+    /// Every ROCm release with its stream and status.
+    RocmReleases,
     /// How a gfx target runs on every ROCm release.
     Gfx(GfxTarget),
     /// Releases that list a kernel series, optionally on one distro version (`ubuntu`, `24.04`).
@@ -44,8 +46,10 @@ pub struct NotListed {
 #[derive(Debug, Serialize)]
 #[serde(untagged)]
 pub enum MatrixAnswer<'m> {
-    /// `matrix rocm`.
+    /// `matrix rocm X.Y[.Z]`.
     Rocm(RocmAnswer<'m>),
+    /// `matrix rocm`.
+    RocmReleases(RocmReleasesAnswer),
     /// `matrix gfx`.
     Gfx(GfxAnswer<'m>),
     /// `matrix kernel`.
@@ -63,6 +67,7 @@ impl MatrixAnswer<'_> {
     pub fn kind(&self) -> &'static str {
         match self {
             MatrixAnswer::Rocm(_) => "rocm",
+            MatrixAnswer::RocmReleases(_) => "rocm_releases",
             MatrixAnswer::Gfx(_) => "gfx",
             MatrixAnswer::Kernel(_) => "kernel",
             MatrixAnswer::Cuda(_) => "cuda",
@@ -79,6 +84,34 @@ pub struct RocmAnswer<'m> {
     pub requested: String,
     /// The release record: distros and kernels, gfx, drivers, PyTorch, images, notes, source, unconfirmed.
     pub release: &'m RocmRelease,
+}
+
+/// `matrix rocm`: every release, its stream and status, and what a default target picks.
+#[derive(Debug, Serialize)]
+pub struct RocmReleasesAnswer {
+    /// Oldest first.
+    pub releases: Vec<RocmReleaseRow>,
+    /// The newest production release: what a target without a version, and `--rocm` unset, start from.
+    pub newest: Version,
+}
+
+/// One release in the list.
+#[derive(Debug, Serialize)]
+pub struct RocmReleaseRow {
+    /// The release.
+    pub version: Version,
+    /// `legacy` or `core-sdk`.
+    pub stream: RocmStream,
+    /// `production` or `preview`.
+    pub status: ReleaseStatus,
+    /// Where AMD's packages install it.
+    pub prefix: String,
+    /// Newest PyTorch AMD supports on it, when listed.
+    pub pytorch: Option<String>,
+    /// gfx targets it lists as supported, deprecated or experimental.
+    pub gfx: usize,
+    /// True when every field is marked unconfirmed.
+    pub unconfirmed: bool,
 }
 
 /// `matrix gfx gfxNNNN`: what is known about a target and how it runs on every release.
@@ -230,6 +263,27 @@ impl Matrices {
                     what: format!("ROCm {spec}"),
                     nearest: crate::matrix::nearest(spec, &self.rocm_versions()),
                 })?,
+            }),
+            MatrixQuery::RocmReleases => MatrixAnswer::RocmReleases(RocmReleasesAnswer {
+                releases: self
+                    .rocm
+                    .releases
+                    .iter()
+                    .map(|r| RocmReleaseRow {
+                        version: r.version.clone(),
+                        stream: r.stream,
+                        status: r.status,
+                        prefix: r.install_prefix(),
+                        pytorch: r.pytorch.first().cloned(),
+                        gfx: r
+                            .gfx
+                            .iter()
+                            .filter(|g| g.status != SupportStatus::Unsupported)
+                            .count(),
+                        unconfirmed: r.provenance.is_unconfirmed("*"),
+                    })
+                    .collect(),
+                newest: self.newest_rocm().version.clone(),
             }),
             MatrixQuery::Gfx(t) => MatrixAnswer::Gfx(self.gfx_answer(*t)?),
             MatrixQuery::Kernel { series, os } => {

@@ -7,21 +7,102 @@ use crate::gfx::GfxTarget;
 use crate::version::{parse_with_parts, DriverVersion, Version};
 
 impl Matrices {
-    /// The release a `X.Y[.Z]` request names: exact for three parts, else the newest of that series.
+    /// The release a `X`, `X.Y` or `X.Y.Z` request names: exact for three parts (a preview too), else the newest
+    /// production release of that series (`7` is the newest 7.x, `7.2` the newest 7.2.x).
     pub fn rocm_release(&self, spec: &str) -> Option<&RocmRelease> {
         let (v, parts) = parse_with_parts(spec).ok()?;
         self.rocm
             .releases
             .iter()
             .rev()
+            .filter(|r| parts == 3 || r.status == ReleaseStatus::Production)
             .find(|r| r.version.in_series(&v, parts))
     }
 
-    /// The newest ROCm release.
-    pub fn newest_rocm(&self) -> &RocmRelease {
+    /// The release a user asked for (`--rocm`, `--target rocm-X`), or one line saying what exists: a version the
+    /// matrices do not list names the nearest releases and the newest of its major, and a preview is refused.
+    pub fn rocm_request(&self, spec: &str) -> Result<&RocmRelease, String> {
+        let (v, _) = parse_with_parts(spec).map_err(|e| e.to_string())?;
+        if let Some(why) = self.rocm_refusal(spec) {
+            return Err(why);
+        }
+        self.rocm_release(spec).ok_or_else(|| {
+            format!(
+                "ROCm {spec} is not in the matrices; {}",
+                self.what_exists(spec, v.major())
+            )
+        })
+    }
+
+    /// "nearest: …; newest 10.x: 10.1.0".
+    fn what_exists(&self, spec: &str, major: u64) -> String {
+        let mut exists = format!("nearest: {}", nearest(spec, &self.rocm_versions()));
+        if let Some(newest) = self.production().rev().find(|r| r.version.major() == major) {
+            exists.push_str(&format!("; newest {major}.x: {}", newest.version));
+        }
+        exists
+    }
+
+    /// Why a request is refused on purpose: it names a technology preview, or a series the matrices leave out
+    /// (`left_out:`). `None` for a production release and for a version that is simply not listed.
+    pub fn rocm_refusal(&self, spec: &str) -> Option<String> {
+        let (v, parts) = parse_with_parts(spec).ok()?;
+        let exists = || self.what_exists(spec, v.major());
+        if let Some(r) = self
+            .rocm_release(spec)
+            .filter(|r| r.status == ReleaseStatus::Preview)
+        {
+            return Some(format!(
+                "ROCm {} is a technology preview, not a production release; {}",
+                r.version,
+                exists()
+            ));
+        }
+        if self.rocm_release(spec).is_some() {
+            return None;
+        }
+        let previews: Vec<String> = self
+            .rocm
+            .releases
+            .iter()
+            .filter(|r| r.status == ReleaseStatus::Preview && r.version.in_series(&v, parts))
+            .map(|r| r.version.to_string())
+            .collect();
+        if !previews.is_empty() {
+            return Some(format!(
+                "ROCm {spec} names only technology previews ({}), never picked for a series; {}",
+                previews.join(", "),
+                exists()
+            ));
+        }
+        // A left-out series is named by major.minor, so `7` alone (which has production releases) is not one.
+        let left_out = self.rocm.left_out.iter().find(|l| {
+            parts > 1
+                && l.series.iter().any(|x| {
+                    parse_with_parts(x)
+                        .is_ok_and(|(s, _)| s.major() == v.major() && s.minor() == v.minor())
+                })
+        })?;
+        Some(format!(
+            "ROCm {spec} is left out of the matrices ({}); {}",
+            left_out.why,
+            exists()
+        ))
+    }
+
+    /// Production releases, oldest first.
+    pub fn production(&self) -> impl DoubleEndedIterator<Item = &RocmRelease> {
         self.rocm
             .releases
-            .last()
+            .iter()
+            .filter(|r| r.status == ReleaseStatus::Production)
+    }
+
+    /// The newest production ROCm release (whatever its stream).
+    pub fn newest_rocm(&self) -> &RocmRelease {
+        self.production()
+            .next_back()
+            .or(self.rocm.releases.last())
             .expect("validated: at least one release")
     }
 
@@ -170,17 +251,47 @@ impl RocmRelease {
     }
 
     /// The distro entry for os-release `ID`/`VERSION_ID`: the same version in canonical form (SLES `15-SP5`
-    /// is `15.5`), else a row naming only the major version (`rocky 9` for `9.6`).
+    /// is `15.5`), else a row naming only the major version (`rocky 9` for `9.6`). Where a release lists the
+    /// version once per GPU class, the first row.
     pub fn distro(&self, id: &str, version_id: &str) -> Option<&DistroSupport> {
+        self.distro_rows(id, version_id).into_iter().next()
+    }
+
+    /// Every row for os-release `ID`/`VERSION_ID` (one per GPU class where AMD's tables split support).
+    pub fn distro_rows(&self, id: &str, version_id: &str) -> Vec<&DistroSupport> {
         let same = canonical_distro_version(version_id);
+        let exact: Vec<&DistroSupport> = self
+            .distros
+            .iter()
+            .filter(|d| d.id == id && canonical_distro_version(&d.version) == same)
+            .collect();
+        if !exact.is_empty() {
+            return exact;
+        }
         self.distros
             .iter()
-            .find(|d| d.id == id && canonical_distro_version(&d.version) == same)
-            .or_else(|| {
-                self.distros
+            .filter(|d| d.id == id && distro_version_matches(&d.version, version_id))
+            .collect()
+    }
+
+    /// The row for this OS that covers the most of `gpus` (the first on a tie), and the targets it leaves out.
+    pub fn distro_for(
+        &self,
+        id: &str,
+        version_id: &str,
+        gpus: &[GfxTarget],
+    ) -> Option<(&DistroSupport, Vec<GfxTarget>)> {
+        self.distro_rows(id, version_id)
+            .into_iter()
+            .map(|d| {
+                let left_out: Vec<GfxTarget> = gpus
                     .iter()
-                    .find(|d| d.id == id && distro_version_matches(&d.version, version_id))
+                    .copied()
+                    .filter(|t| !d.supports_gfx(*t))
+                    .collect();
+                (d, left_out)
             })
+            .min_by_key(|(_, left_out)| left_out.len())
     }
 
     /// True when the amdgpu driver `driver` (e.g. 6.7.0 or 30.10.1) is in this release's window.
@@ -195,6 +306,22 @@ impl RocmRelease {
     /// `rocm-6.2`-style short name.
     pub fn label(&self) -> String {
         format!("ROCm {}", self.version)
+    }
+
+    /// Where AMD's packages install this release: `/opt/rocm-7.2.4`, `/opt/rocm/core-10.1`.
+    pub fn install_prefix(&self) -> String {
+        self.stream.install_prefix(&self.version)
+    }
+
+    /// How AMD documents installing this release's user space.
+    pub fn install_how(&self) -> String {
+        match self.stream {
+            RocmStream::Legacy => "amdgpu-install --usecase=rocm".into(),
+            RocmStream::CoreSdk => format!(
+                "apt or dnf install amdrocm{} from AMD's repository",
+                self.version.short()
+            ),
+        }
     }
 }
 

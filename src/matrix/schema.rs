@@ -37,6 +37,22 @@ pub struct RocmFile {
     pub schema_version: u32,
     /// One entry per ROCm release (`6.2.0`, `6.2.1`, …).
     pub releases: Vec<RocmRelease>,
+    /// Releases deliberately left out (the TheRock technology previews), so a request for one is answered.
+    #[serde(default)]
+    pub left_out: Vec<LeftOut>,
+}
+
+/// Release series left out of the matrices on purpose, and why.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LeftOut {
+    /// The `X.Y` series, e.g. `["7.9", "7.10"]`.
+    pub series: Vec<String>,
+    /// Why, in one phrase: "TheRock technology previews, not for production use".
+    pub why: String,
+    /// Where that is said.
+    #[serde(default, flatten)]
+    pub provenance: Provenance,
 }
 
 /// One ROCm release.
@@ -45,6 +61,10 @@ pub struct RocmFile {
 pub struct RocmRelease {
     /// The release, e.g. `6.2.4`.
     pub version: Version,
+    /// The release stream: the 5.x-7.2.x line (`legacy`) or the ROCm Core SDK built with TheRock (`core-sdk`).
+    pub stream: RocmStream,
+    /// `production`, or `preview` for a technology preview (never a default or a series pick).
+    pub status: ReleaseStatus,
     /// Supported distributions with their kernels.
     pub distros: Vec<DistroSupport>,
     /// gfx targets and their status in this release.
@@ -76,6 +96,55 @@ pub struct RocmRelease {
     pub provenance: Provenance,
 }
 
+/// The two ROCm release streams, which version numbers alone do not tell apart (7.14 is Core SDK, 7.2 legacy).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RocmStream {
+    /// 5.x to 7.2.x: installed as `/opt/rocm-X.Y.Z`, packages `rocm-*`, `rocm/pytorch` images.
+    Legacy,
+    /// The ROCm Core SDK (7.14 on, and the TheRock previews 7.9-7.13): installed as `/opt/rocm/core-X.Y`,
+    /// packages `amdrocm-*`, PyTorch as wheels from repo.amd.com.
+    CoreSdk,
+}
+
+impl RocmStream {
+    /// The name the matrices and reports use: `legacy` or `core-sdk`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RocmStream::Legacy => "legacy",
+            RocmStream::CoreSdk => "core-sdk",
+        }
+    }
+
+    /// Where AMD's packages install a release of this stream (`/opt/rocm-7.2.4`, `/opt/rocm/core-10.1`).
+    pub fn install_prefix(self, v: &Version) -> String {
+        match self {
+            RocmStream::Legacy => format!("/opt/rocm-{v}"),
+            RocmStream::CoreSdk => format!("/opt/rocm/core-{}", v.short()),
+        }
+    }
+}
+
+/// Whether a release is for production use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ReleaseStatus {
+    /// A production release.
+    Production,
+    /// A technology preview (TheRock 7.9-7.13): listed, never picked unless named exactly.
+    Preview,
+}
+
+impl ReleaseStatus {
+    /// `production` or `preview`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ReleaseStatus::Production => "production",
+            ReleaseStatus::Preview => "preview",
+        }
+    }
+}
+
 /// The gfx targets one component of a release ships kernels for (rocBLAS/Tensile, the PyTorch wheel).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -102,9 +171,20 @@ pub struct DistroSupport {
     pub point_releases: Vec<String>,
     /// Supported kernel series on this distro version.
     pub kernels: Vec<KernelSupport>,
-    /// GPUs limited to this distro (e.g. "MI300X only"), informative.
+    /// The gfx targets AMD supports this OS version for, where its tables split support by GPU
+    /// ("MI325X, MI300X ... only" is `[gfx942, gfx90a]`); empty: every target of the release.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub gfx: Vec<GfxTarget>,
+    /// GPUs limited to this distro (e.g. "MI300X only"), shown with the finding.
     #[serde(default)]
     pub note: Option<String>,
+}
+
+impl DistroSupport {
+    /// True when the OS version is supported for `target` (no `gfx:` list: for every target).
+    pub fn supports_gfx(&self, target: GfxTarget) -> bool {
+        self.gfx.is_empty() || self.gfx.contains(&target)
+    }
 }
 
 /// A kernel series (`5.15`, `6.8`, `5.14.0-427`) and how the distro ships it.
@@ -115,6 +195,14 @@ pub struct KernelSupport {
     pub series: String,
     /// How the distro ships it.
     pub kind: KernelKind,
+}
+
+impl KernelSupport {
+    /// The `major.minor` series of the row (`5.14` for a pinned build `5.14.0-427`).
+    pub fn major_minor(&self) -> String {
+        let base = self.series.split('-').next().unwrap_or("");
+        base.split('.').take(2).collect::<Vec<_>>().join(".")
+    }
 }
 
 /// How a distribution ships a kernel series.
@@ -412,6 +500,8 @@ pub mod fields {
     /// A ROCm release.
     pub const ROCM_RELEASE: &[&str] = &[
         "version",
+        "stream",
+        "status",
         "distros",
         "gfx",
         "kernel_drivers",
@@ -422,6 +512,8 @@ pub mod fields {
         "images",
         "notes",
     ];
+    /// A `left_out:` entry of rocm.yaml.
+    pub const LEFT_OUT: &[&str] = &["series", "why"];
     /// A `built:` entry of a ROCm release.
     pub const BUILT_TARGETS: &[&str] = &["component", "targets"];
     /// A `rocm/pytorch` image.

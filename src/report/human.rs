@@ -157,7 +157,7 @@ fn area_title(a: &str) -> &'static str {
 fn finding(f: &Finding, style: Style, out: &mut dyn Write) -> std::io::Result<()> {
     writeln!(out, "  {} {}", mark(f.status, style), f.summary)?;
     let shows_more = matches!(f.status, Status::Warn | Status::Fail);
-    if let (Some(d), true) = (&f.detail, shows_more) {
+    if let (Some(d), true) = (&f.detail, shows_more || f.conditional) {
         writeln!(out, "      {}", style.paint(DIM, d))?;
     }
     if let (Some(x), true) = (&f.fix, shows_more) {
@@ -312,6 +312,7 @@ mod tests {
             summary: "x".into(),
             detail: None,
             fix: None,
+            conditional: false,
         }
     }
 
@@ -379,7 +380,7 @@ mod tests {
         assert!(text.contains(": newest release (no GPU found)\n"), "{text}");
         assert!(
             text.starts_with(
-                "verdict: this host tree cannot run PyTorch on ROCm 7.2.4: no GPU found (PyTorch runs on its CPU only)"
+                "verdict: this host tree cannot run PyTorch on ROCm 10.1.0: no GPU found (PyTorch runs on its CPU only)"
             ),
             "{text}"
         );

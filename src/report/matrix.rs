@@ -7,6 +7,7 @@ use std::io::{self, Write};
 pub fn render_matrix(a: &MatrixAnswer, origin: &str, out: &mut dyn Write) -> io::Result<()> {
     match a {
         MatrixAnswer::Rocm(r) => rocm(r, origin, out),
+        MatrixAnswer::RocmReleases(r) => rocm_releases(r, origin, out),
         MatrixAnswer::Gfx(g) => gfx(g, origin, out),
         MatrixAnswer::Kernel(k) => kernel(k, origin, out),
         MatrixAnswer::Cuda(c) => cuda(c, origin, out),
@@ -56,9 +57,46 @@ fn status(s: SupportStatus) -> &'static str {
     }
 }
 
+fn rocm_releases(a: &RocmReleasesAnswer, origin: &str, out: &mut dyn Write) -> io::Result<()> {
+    writeln!(
+        out,
+        "ROCm releases ({origin} matrices); newest production: {}",
+        a.newest
+    )?;
+    writeln!(
+        out,
+        "  {:<8} {:<9} {:<11} {:<22} {:<8} gfx",
+        "release", "stream", "status", "installs at", "pytorch"
+    )?;
+    for r in &a.releases {
+        writeln!(
+            out,
+            "  {:<8} {:<9} {:<11} {:<22} {:<8} {}{}",
+            r.version.to_string(),
+            r.stream.as_str(),
+            r.status.as_str(),
+            r.prefix,
+            r.pytorch.as_deref().unwrap_or("-"),
+            r.gfx,
+            if r.unconfirmed { "  (unconfirmed)" } else { "" }
+        )?;
+    }
+    Ok(())
+}
+
 fn rocm(a: &RocmAnswer, origin: &str, out: &mut dyn Write) -> io::Result<()> {
     let r = a.release;
     writeln!(out, "ROCm {} ({origin} matrices)", r.version)?;
+    row(
+        out,
+        "stream",
+        format!(
+            "{}, {}; installs at {}",
+            r.stream.as_str(),
+            r.status.as_str(),
+            r.install_prefix()
+        ),
+    )?;
     writeln!(out, "  distros:")?;
     for d in &r.distros {
         let points = if d.point_releases.is_empty() {
@@ -71,11 +109,16 @@ fn rocm(a: &RocmAnswer, origin: &str, out: &mut dyn Write) -> io::Result<()> {
             .iter()
             .map(|k| format!("{} {}", k.series, kind(k.kind)))
             .collect();
+        let only = if d.gfx.is_empty() {
+            String::new()
+        } else {
+            format!("  for {}", list(&d.gfx))
+        };
         let note = d
             .note
             .as_deref()
-            .map(|n| format!("  [{n}]"))
-            .unwrap_or_default();
+            .map(|n| format!("{only}  [{n}]"))
+            .unwrap_or(only);
         writeln!(
             out,
             "    {:<24} kernels {}{note}",

@@ -161,11 +161,7 @@ fn peak_for(
 /// How many of the run's devices sit at the PCI address of torch's device `d` (a partitioned GPU shows one device per
 /// partition at one address; torch does not report the PCI function); 1 when the address is unknown.
 fn sharing(infos: &[super::result::DeviceInfo], d: Option<u32>) -> u32 {
-    let addr =
-        |i: &super::result::DeviceInfo| match (i.pci_domain_id, i.pci_bus_id, i.pci_device_id) {
-            (Some(a), Some(b), Some(c)) => Some((a, b, c)),
-            _ => None,
-        };
+    let addr = super::result::DeviceInfo::pci;
     let Some(mine) = d
         .and_then(|d| infos.iter().find(|i| i.index == Some(d)))
         .and_then(addr)

@@ -3,7 +3,7 @@
 //! container that maps one GPU, or a visible-devices variable make torch's 0 the host's GPU 3. The PCI address torch
 //! reports settles it; without one, the mapping rocmenv made (or the variables the process inherited) do.
 
-use super::result::{DeviceInfo, SuiteResult};
+use super::result::{pci_address_parts, DeviceInfo, SuiteResult};
 use crate::matrix::Vendor;
 
 /// One of the host's GPUs of the run's vendor.
@@ -23,18 +23,6 @@ pub struct Placement {
     host: Vec<HostGpu>,
     /// The host's number of torch's device `i`, by position; `None` when the order is not known.
     by_position: Option<Vec<usize>>,
-}
-
-/// `0000:03:00.0` → (domain, bus, device).
-fn pci_parts(address: &str) -> Option<(u32, u32, u32)> {
-    let (domain, rest) = address.split_once(':')?;
-    let (bus, rest) = rest.split_once(':')?;
-    let device = rest.split('.').next()?;
-    Some((
-        u32::from_str_radix(domain, 16).ok()?,
-        u32::from_str_radix(bus, 16).ok()?,
-        u32::from_str_radix(device, 16).ok()?,
-    ))
 }
 
 /// A visible-devices value of plain numbers (`3,1`); `None` for UUIDs, MIG names or anything else rocmenv cannot
@@ -101,13 +89,11 @@ impl Placement {
     /// position; `None` when neither tells.
     pub fn gpu_for(&self, torch: u32, infos: &[DeviceInfo]) -> Option<usize> {
         let info = infos.iter().find(|d| d.index == Some(torch));
-        if let Some((Some(dom), Some(bus), Some(dev))) =
-            info.map(|d| (d.pci_domain_id, d.pci_bus_id, d.pci_device_id))
-        {
+        if let Some(addr) = info.and_then(DeviceInfo::pci) {
             if let Some(g) = self
                 .host
                 .iter()
-                .find(|g| pci_parts(&g.pci_address) == Some((dom, bus, dev)))
+                .find(|g| pci_address_parts(&g.pci_address) == Some(addr))
             {
                 return Some(g.index);
             }
@@ -161,9 +147,9 @@ mod tests {
     fn info(index: u32, bus: Option<u32>) -> DeviceInfo {
         DeviceInfo {
             index: Some(index),
-            pci_bus_id: bus,
-            pci_domain_id: bus.map(|_| 0),
-            pci_device_id: bus.map(|_| 0),
+            pci_bus_id: bus.map(Into::into),
+            pci_domain_id: bus.map(|_| 0.into()),
+            pci_device_id: bus.map(|_| 0.into()),
             ..DeviceInfo::default()
         }
     }

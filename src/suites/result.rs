@@ -217,7 +217,8 @@ impl Metric {
     }
 }
 
-/// One entry of `device.devices[]` as rocmenv reads it (schema 2; fields torch does not expose are `None`).
+/// One entry of `device.devices[]` as rocmenv reads it (schema 2; fields torch does not expose are `None`). PCI
+/// fields are numbers as torch gives them, or strings (`"0xc1"`, or a whole address `"0000:c1:00.0"` as bus id).
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 pub struct DeviceInfo {
     /// torch's index of the device.
@@ -228,16 +229,60 @@ pub struct DeviceInfo {
     pub name: Option<String>,
     /// PCI bus.
     #[serde(default)]
-    pub pci_bus_id: Option<u32>,
+    pub pci_bus_id: Option<Value>,
     /// PCI domain.
     #[serde(default)]
-    pub pci_domain_id: Option<u32>,
+    pub pci_domain_id: Option<Value>,
     /// PCI device (slot).
     #[serde(default)]
-    pub pci_device_id: Option<u32>,
+    pub pci_device_id: Option<Value>,
     /// The device's UUID, when torch has one.
     #[serde(default)]
     pub uuid: Option<String>,
+}
+
+/// A PCI number given as a JSON number, a `0x` hex string or a decimal string.
+fn pci_number(v: &Value) -> Option<u32> {
+    match v {
+        Value::Number(n) => n.as_u64().and_then(|n| u32::try_from(n).ok()),
+        Value::String(s) => match s.trim().strip_prefix("0x") {
+            Some(hex) => u32::from_str_radix(hex, 16).ok(),
+            None => s.trim().parse().ok(),
+        },
+        _ => None,
+    }
+}
+
+/// `0000:c1:00.0` or `c1:00.0` → (domain, bus, device).
+pub fn pci_address_parts(address: &str) -> Option<(u32, u32, u32)> {
+    let parts: Vec<&str> = address.trim().split(':').collect();
+    let (domain, bus, rest) = match parts.as_slice() {
+        [d, b, r] => (*d, *b, *r),
+        [b, r] => ("0", *b, *r),
+        _ => return None,
+    };
+    let device = rest.split('.').next()?;
+    Some((
+        u32::from_str_radix(domain, 16).ok()?,
+        u32::from_str_radix(bus, 16).ok()?,
+        u32::from_str_radix(device, 16).ok()?,
+    ))
+}
+
+impl DeviceInfo {
+    /// The device's PCI (domain, bus, device), when torch gave all three (or a whole address).
+    pub fn pci(&self) -> Option<(u32, u32, u32)> {
+        if let Some(Value::String(s)) = &self.pci_bus_id {
+            if s.contains(':') {
+                return pci_address_parts(s);
+            }
+        }
+        Some((
+            pci_number(self.pci_domain_id.as_ref()?)?,
+            pci_number(self.pci_bus_id.as_ref()?)?,
+            pci_number(self.pci_device_id.as_ref()?)?,
+        ))
+    }
 }
 
 impl Device {
@@ -432,10 +477,15 @@ mod tests {
         assert_eq!(r.counts(), (2, 1, 0));
         let infos = r.device.infos();
         assert_eq!(infos.len(), 2);
-        assert_eq!(
-            (infos[0].pci_bus_id, infos[1].pci_bus_id),
-            (Some(227), None)
-        );
+        assert_eq!((infos[0].pci(), infos[1].pci()), (Some((0, 227, 0)), None));
+        let whole: DeviceInfo =
+            serde_json::from_str(r#"{"index": 0, "pci_bus_id": "0000:c1:00.0"}"#).unwrap();
+        assert_eq!(whole.pci(), Some((0, 0xc1, 0)));
+        let hex: DeviceInfo = serde_json::from_str(
+            r#"{"pci_bus_id": "0xc1", "pci_domain_id": "0", "pci_device_id": 0}"#,
+        )
+        .unwrap();
+        assert_eq!(hex.pci(), Some((0, 0xc1, 0)));
         assert_eq!(r.tests[2].device_label().as_deref(), Some("torch device 1"));
         // What rocmenv writes keeps the device (null included) and the direction.
         let text = serde_json::to_string(&r).unwrap();

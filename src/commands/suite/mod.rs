@@ -536,6 +536,10 @@ pub(crate) fn write_outputs(args: &SuiteArgs, r: &SuiteResult) -> Result<(), Err
             report::junit(r, &format!("{}-{}", r.kind, r.level)).as_bytes(),
         )?;
     }
+    if let Some(p) = &args.html {
+        let label = format!("{}.json", r.kind);
+        super::report::write_html_of(p, &format!("rocmenv {}", r.kind), &label, r)?;
+    }
     Ok(())
 }
 

@@ -90,6 +90,15 @@ fn candidates() -> Vec<PathBuf> {
     out
 }
 
+/// The first `n` of `items`, and how many more there are (pyenv and the like put a dozen shims on PATH).
+fn some(items: &[String], n: usize) -> String {
+    let mut text = items[..items.len().min(n)].join("; ");
+    if items.len() > n {
+        text.push_str(&format!("; and {} more", items.len() - n));
+    }
+    text
+}
+
 /// The first candidate that imports torch; when none does, an error that names each one tried and `--python`.
 pub(crate) fn find() -> Result<Found, Error> {
     let mut tried = Vec::new();
@@ -101,7 +110,7 @@ pub(crate) fn find() -> Result<Found, Error> {
                 } else {
                     format!(
                         "the first python on PATH that imports torch; passed over: {}",
-                        tried.join("; ")
+                        some(&tried, 2)
                     )
                 };
                 return Ok(Found { path: p, how });
@@ -112,7 +121,7 @@ pub(crate) fn find() -> Result<Found, Error> {
     let seen = if tried.is_empty() {
         "found no python3 or python on PATH".to_string()
     } else {
-        format!("no python on PATH imports torch: {}", tried.join("; "))
+        format!("no python on PATH imports torch: {}", some(&tried, 5))
     };
     Err(Error::Environment(format!(
         "{seen}; name the interpreter that has torch with --python PATH"

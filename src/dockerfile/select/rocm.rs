@@ -76,6 +76,27 @@ pub(super) fn select_rocm(req: &DockerfileRequest, m: &Matrices) -> Result<BaseI
         ]
     };
     let runs_all = |r: &RocmRelease| req.gfx.iter().all(|&t| runs(m, r, t).is_some());
+    // A preview or a left-out series is refused as such; a release named by --rocm whose series lists no image
+    // is one line naming the newest release that has one. Other unknown versions get the nearest images below.
+    if let Some(spec) = req.rocm.as_deref() {
+        if let Some(message) = m.rocm_refusal(spec) {
+            return Err(Error::Usage {
+                flag: "rocm".into(),
+                message,
+            });
+        }
+        if let (Some(release), Some((v, p))) = (m.rocm_release(spec), &series) {
+            // `--rocm 7.2` may be served by an older 7.2.x image; only a series without any image is refused.
+            let any_image = m
+                .rocm
+                .releases
+                .iter()
+                .any(|r| r.version.in_series(v, *p) && !r.images.is_empty());
+            if !any_image {
+                return Err(no_image(m, release));
+            }
+        }
+    }
     let mut all: Vec<(&RocmRelease, &RocmImage)> = m
         .rocm
         .releases
@@ -113,6 +134,15 @@ pub(super) fn select_rocm(req: &DockerfileRequest, m: &Matrices) -> Result<BaseI
                 .unwrap_or("no source given")
         ));
     }
+    let newest = m.newest_rocm();
+    if req.rocm.is_none() && newest.version > release.version && newest.images.is_empty() {
+        notes.push(format!(
+            "ROCm {} ({} stream) is the newest release, but the matrices list no PyTorch image for it; this image is ROCm {}",
+            newest.version,
+            newest.stream.as_str(),
+            release.version
+        ));
+    }
     if req.gfx.is_empty() {
         notes.push("no GPU given: this is the newest matching image; pass --gfx to pick one that builds your GPU".into());
     }
@@ -137,6 +167,26 @@ pub(super) fn select_rocm(req: &DockerfileRequest, m: &Matrices) -> Result<BaseI
         unconfirmed,
         notes,
     })
+}
+
+/// "ROCm 10.1.0 has no PyTorch image": the newest release that has one, as the flag to use.
+fn no_image(m: &Matrices, release: &RocmRelease) -> Error {
+    let with = m.production().rev().find(|r| !r.images.is_empty());
+    Error::Usage {
+        flag: "rocm".into(),
+        message: format!(
+            "the matrices list no PyTorch image for ROCm {} ({} stream{}); the newest release with one is {}",
+            release.version,
+            release.stream.as_str(),
+            if release.stream == crate::matrix::RocmStream::CoreSdk {
+                ": AMD ships its PyTorch as wheels from repo.amd.com"
+            } else {
+                ""
+            },
+            with.map(|r| format!("{}: --rocm {}", r.version, r.version))
+                .unwrap_or_else(|| "none".into())
+        ),
+    }
 }
 
 /// The "nothing matches" error, listing the images closest to what was asked.

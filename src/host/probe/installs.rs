@@ -5,47 +5,175 @@ use crate::host::facts::*;
 use crate::host::root::HostRoot;
 use std::collections::BTreeMap;
 
+/// The version in a `.info/version` file (`6.2.0-66` → `6.2.0`), or why it is not one.
+fn info_version(root: &HostRoot, dir: &str) -> Result<Option<String>, String> {
+    match root.read_value(&format!("{dir}/.info/version")) {
+        Ok(v) => {
+            let ver = v.split(['-', '\n']).next().unwrap_or("").trim().to_string();
+            if ver.parse::<crate::version::Version>().is_ok() {
+                Ok(Some(ver))
+            } else {
+                Err(format!(
+                    "{dir}/.info/version holds `{}`, not a version",
+                    v.chars().take(40).collect::<String>()
+                ))
+            }
+        }
+        Err(e) if root.is_dir(dir) => Err(e.to_string()),
+        Err(_) => Ok(None),
+    }
+}
+
+/// The last path component a chain of links ends at (`/opt/rocm/core` → `/etc/alternatives/core` →
+/// `/opt/rocm/core-10.1` gives `core-10.1`), at most a few hops.
+fn link_end(root: &HostRoot, path: &str) -> Option<String> {
+    let mut here = path.to_string();
+    let mut last = None;
+    for _ in 0..4 {
+        let Ok(to) = root.link_name(&here) else { break };
+        let base = std::path::Path::new(&here)
+            .parent()
+            .unwrap_or(std::path::Path::new("/"));
+        let next = base.join(&to);
+        // Normalise `..` so the next hop is read at an absolute path inside the tree.
+        let mut parts: Vec<String> = Vec::new();
+        for c in next.components() {
+            match c {
+                std::path::Component::ParentDir => {
+                    parts.pop();
+                }
+                std::path::Component::Normal(n) => parts.push(n.to_string_lossy().into_owned()),
+                _ => {}
+            }
+        }
+        here = format!("/{}", parts.join("/"));
+        last = parts.last().cloned();
+    }
+    last
+}
+
+/// Installed `amdrocm-coreX.Y` packages in the dpkg database: (X.Y, package version without its build).
+fn dpkg_core_sdk(root: &HostRoot) -> Vec<(String, String)> {
+    let Ok(text) = root.read_text("/var/lib/dpkg/status") else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for stanza in text.split("\n\n") {
+        let field = |name: &str| {
+            stanza
+                .lines()
+                .find_map(|l| l.strip_prefix(name)?.strip_prefix(':').map(str::trim))
+        };
+        let (Some(pkg), Some(status), Some(version)) =
+            (field("Package"), field("Status"), field("Version"))
+        else {
+            continue;
+        };
+        let Some(series) = pkg.strip_prefix("amdrocm-core") else {
+            continue;
+        };
+        if status != "install ok installed"
+            || !matches!(crate::version::parse_with_parts(series), Ok((_, 2)))
+        {
+            continue;
+        }
+        let v = version
+            .split(['-', '~', '+'])
+            .next()
+            .unwrap_or("")
+            .to_string();
+        if v.parse::<crate::version::Version>().is_ok() {
+            out.push((series.to_string(), v));
+        }
+    }
+    out
+}
+
 pub(super) fn probe_rocm(root: &HostRoot, f: &mut HostFacts) {
     let Ok(names) = root.list("/opt") else { return };
     let linked = root.link_name("/opt/rocm").ok();
     for name in names.iter().filter(|n| n.starts_with("rocm")) {
         let dir = format!("/opt/{name}");
-        // /opt/rocm is usually a link to /opt/rocm-X.Y.Z: count the install once.
+        // /opt/rocm is usually a link to /opt/rocm-X.Y.Z: count the install once. The Core SDK makes it a
+        // directory of update-alternatives links next to its real prefixes, core-X.Y.
         if name == "rocm" && linked.is_some() {
             continue;
         }
-        match root.read_value(&format!("{dir}/.info/version")) {
-            Ok(v) => {
-                let ver = v.split(['-', '\n']).next().unwrap_or("").trim().to_string();
-                if ver.parse::<crate::version::Version>().is_ok() {
-                    f.rocm_installs.push(RocmInstall {
-                        version: ver,
-                        path: dir,
-                    });
-                } else {
-                    f.unavailable(
-                        format!("rocm {dir}"),
-                        format!(
-                            "{dir}/.info/version holds `{}`, not a version",
-                            v.chars().take(40).collect::<String>()
-                        ),
-                    );
-                }
-            }
-            Err(e) if root.is_dir(&dir) => f.unavailable(format!("rocm {dir}"), e.to_string()),
-            Err(_) => {}
+        if name == "rocm" && root.is_dir(&dir) && !root.exists("/opt/rocm/.info/version") {
+            probe_core_sdk(root, f);
+            continue;
+        }
+        match info_version(root, &dir) {
+            Ok(Some(version)) => f.rocm_installs.push(RocmInstall {
+                version,
+                path: dir,
+                stream: "legacy",
+                evidence: ".info/version".into(),
+            }),
+            Ok(None) => {}
+            Err(why) => f.unavailable(format!("rocm {dir}"), why),
+        }
+    }
+    // A package database that lists the Core SDK whose prefix holds no readable version file still says it is there.
+    for (series, version) in dpkg_core_sdk(root) {
+        let path = format!("/opt/rocm/core-{series}");
+        if !f.rocm_installs.iter().any(|i| i.path == path) {
+            f.rocm_installs.push(RocmInstall {
+                version: version.clone(),
+                path,
+                stream: "core-sdk",
+                evidence: format!("dpkg: amdrocm-core{series} {version}"),
+            });
         }
     }
     f.rocm_installs
         .sort_by_key(|r| r.version.parse::<crate::version::Version>().ok());
-    f.rocm = match &linked {
-        Some(target) => f
+    // What /opt/rocm (legacy) or /opt/rocm/core (Core SDK, through update-alternatives) points at.
+    let current = match &linked {
+        Some(target) => Some(format!("/opt/{}", target.trim_start_matches("/opt/"))),
+        None => link_end(root, "/opt/rocm/core").map(|c| format!("/opt/rocm/{c}")),
+    };
+    f.rocm = match current {
+        Some(path) => f
             .rocm_installs
             .iter()
-            .find(|r| r.path == format!("/opt/{target}"))
-            .cloned(),
+            .find(|r| r.path == path)
+            .cloned()
+            .or_else(|| {
+                linked
+                    .is_none()
+                    .then(|| f.rocm_installs.last().cloned())
+                    .flatten()
+            }),
         None => f.rocm_installs.last().cloned(),
     };
+}
+
+/// The Core SDK's prefixes under the directory /opt/rocm: `core-X.Y` directories (not the `core`, `core-N`
+/// alternatives links) holding rocm-core's `.info/version`.
+fn probe_core_sdk(root: &HostRoot, f: &mut HostFacts) {
+    let Ok(names) = root.list("/opt/rocm") else {
+        return;
+    };
+    for name in names.iter().filter(|n| n.starts_with("core-")) {
+        let dir = format!("/opt/rocm/{name}");
+        let series = &name["core-".len()..];
+        if root.link_name(&dir).is_ok()
+            || !matches!(crate::version::parse_with_parts(series), Ok((_, 2)))
+        {
+            continue;
+        }
+        match info_version(root, &dir) {
+            Ok(Some(version)) => f.rocm_installs.push(RocmInstall {
+                version,
+                path: dir,
+                stream: "core-sdk",
+                evidence: ".info/version".into(),
+            }),
+            Ok(None) => {}
+            Err(why) => f.unavailable(format!("rocm {dir}"), why),
+        }
+    }
 }
 
 pub(super) fn probe_cuda(root: &HostRoot, f: &mut HostFacts) {

@@ -54,7 +54,8 @@ pub struct Chart {
     pub bars: Vec<Bar>,
     /// Measured as a share of the baseline and of the peak, in words.
     pub note: String,
-    /// True when measured fell more than a tenth below the baseline.
+    /// True when the figure regressed against the baseline (rocmenv's verdict when the report has one, else more
+    /// than a tenth below it).
     pub below_baseline: bool,
 }
 

@@ -271,7 +271,7 @@ fn charts_of(node: &str, doc: &Value, out: &mut Vec<Chart>) {
             let gpu = find_test(doc, test)
                 .map(|t| gpu_of(doc, t))
                 .unwrap_or_else(|| gpu_of(doc, &Value::Null));
-            out.push(chart::Chart::new(
+            let mut ch = chart::Chart::new(
                 node,
                 &gpu,
                 test,
@@ -281,7 +281,12 @@ fn charts_of(node: &str, doc: &Value, out: &mut Vec<Chart>) {
                 c["baseline"].as_f64(),
                 c["baseline_source"].as_str(),
                 c["peak"].as_f64(),
-            ));
+            );
+            // rocmenv's own verdict, which knows a latency regresses upwards.
+            if let Some(r) = c["regression"].as_bool() {
+                ch.below_baseline = r;
+            }
+            out.push(ch);
         }
         return;
     }

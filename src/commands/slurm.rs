@@ -1,0 +1,54 @@
+//! `rocmenv slurm`: the flags checked into a plan, the sbatch script printed (or written with `-o`).
+
+use crate::cli::{SlurmArgs, SlurmCheckArg, SlurmRuntimeArg, VendorArg};
+use crate::error::Error;
+use crate::slurm::{self, Check, Plan, Request, Runtime, Vendor};
+use std::io::Write;
+
+/// The plan `rocmenv slurm` prints, from its flags.
+pub fn plan(a: SlurmArgs) -> Result<Plan, Error> {
+    Plan::new(Request {
+        check: match a.check {
+            SlurmCheckArg::Doctor => Check::Doctor,
+            SlurmCheckArg::DoctorSmoke => Check::DoctorSmoke,
+            SlurmCheckArg::Smoke => Check::Smoke,
+            SlurmCheckArg::Validate => Check::Validate,
+        },
+        runtime: match a.runtime {
+            SlurmRuntimeArg::Apptainer => Runtime::Apptainer,
+            SlurmRuntimeArg::Singularity => Runtime::Singularity,
+            SlurmRuntimeArg::Podman => Runtime::Podman,
+            SlurmRuntimeArg::Docker => Runtime::Docker,
+            SlurmRuntimeArg::Enroot => Runtime::Enroot,
+            SlurmRuntimeArg::None => Runtime::None,
+        },
+        image: a.image,
+        vendor: match a.vendor {
+            VendorArg::Amd => Vendor::Amd,
+            VendorArg::Nvidia => Vendor::Nvidia,
+            VendorArg::Cpu => Vendor::Cpu,
+        },
+        level: a.level.into(),
+        config: a.config,
+        nodes: a.nodes,
+        gpus_per_node: a.gpus_per_node,
+        gres: a.gres,
+        partition: a.partition,
+        time: a.time,
+        nodelist: a.nodelist,
+        account: a.account,
+        reservation: a.reservation,
+        results: a.results,
+    })
+}
+
+/// Runs `rocmenv slurm`: prints (or writes) the script; returns the exit code.
+pub fn exec(a: SlurmArgs, out: &mut dyn Write) -> Result<i32, Error> {
+    let output = a.output.clone();
+    let text = slurm::render(&plan(a)?);
+    match output {
+        Some(path) => super::suite::write_atomic(&path, text.as_bytes())?,
+        None => super::written(out.write_all(text.as_bytes()))?,
+    }
+    Ok(crate::error::EXIT_OK)
+}
