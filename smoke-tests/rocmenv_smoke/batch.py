@@ -3,7 +3,7 @@ inference run of an over-large batch that matches one pass."""
 import torch
 
 from .devices import is_oom
-from .result import Failed, Skip
+from .result import Failed, Skip, where
 
 
 def search_max_batch(try_batch, start, max_batch, max_steps, is_oom_error=is_oom):
@@ -62,7 +62,7 @@ def _model(name, image):
     try:
         import torchvision  # noqa: F401
     except ImportError:
-        raise Skip("torchvision is not installed in this image (params.model %s needs it; convnet does not)" % name)
+        raise Skip("torchvision is not installed %s (params.model %s needs it; convnet does not)" % (where(), name))
     from .models import build
     return build(name, image)
 

@@ -7,7 +7,7 @@ from . import stats
 from .devices import Device
 from .models import quantize_dynamic
 from .numerics import rel_error
-from .result import Skip
+from .result import Skip, where
 
 
 def build_model(name, image_size, seed):
@@ -22,7 +22,7 @@ def build_model(name, image_size, seed):
     try:
         import torchvision  # noqa: F401
     except ImportError:
-        raise Skip("torchvision is not installed in this image (params.model %s needs it; mlp does not)" % name)
+        raise Skip("torchvision is not installed %s (params.model %s needs it; mlp does not)" % (where(), name))
     from .models import build
     model = build(name, image_size)
     head = getattr(getattr(model, "heads", None), "head", None)

@@ -9,6 +9,12 @@ PROGRESS_PREFIX = "@rocmenv-test "
 STATUSES = ("pass", "fail", "skip")
 
 
+def where():
+    """Where the suite runs, in words: "on this host" when rocmenv ran it with --host (ROCMENV_SMOKE_WHERE=host),
+    else "in this image"; messages that name a missing module must not send a host user to rebuild an image."""
+    return "on this host" if os.environ.get("ROCMENV_SMOKE_WHERE") == "host" else "in this image"
+
+
 class Skip(Exception):
     """Raised by a test that cannot run here; the entry becomes `skip` with this reason."""
 

@@ -10,7 +10,7 @@ import traceback
 
 from . import faults, registry
 from .plan import PlanError, load_plan
-from .result import (SCHEMA_VERSION, Context, Failed, Skip, entry, entry_from_context, exception_line,
+from .result import (SCHEMA_VERSION, Context, Failed, Skip, entry, entry_from_context, exception_line, where,
                      fix_for_error, print_progress, write_atomic)
 
 USAGE = "usage: run.py --plan PLAN.json --out RESULT.json [--devices 0,2]"
@@ -76,7 +76,7 @@ def missing_modules(names):
 def _skip_missing(spec, missing):
     verb = "is" if len(missing) == 1 else "are"
     fix = " ".join(registry.INSTALL_HINTS.get(m, "pip install %s" % m) for m in missing)
-    return entry(spec.name, "skip", "%s %s not installed in this image" % (" and ".join(missing), verb), fix,
+    return entry(spec.name, "skip", "%s %s not installed %s" % (" and ".join(missing), verb, where()), fix,
                  params=spec.params)
 
 
@@ -220,9 +220,12 @@ class Runner(object):
         }
 
     def _without_torch(self, started, line):
-        fix = "use an image with PyTorch (rocm/pytorch, an NGC pytorch image, or pip install torch)"
+        if where() == "on this host":
+            fix = "install PyTorch for this interpreter, or name one that has it with --python PATH"
+        else:
+            fix = "use an image with PyTorch (rocm/pytorch, an NGC pytorch image, or pip install torch)"
         for spec in self.plan.tests:
-            self.emit(entry(spec.name, "fail", "torch cannot be imported in this image: " + line, fix,
+            self.emit(entry(spec.name, "fail", "torch cannot be imported %s: %s" % (where(), line), fix,
                             params=spec.params))
         import platform
         vers = dict.fromkeys(("python", "torch", "hip", "cuda", "miopen", "cudnn", "onnxruntime", "torchvision"))

@@ -306,3 +306,16 @@ def test_parse_plan_errors(text, message):
         parse_plan(text)
     assert message in str(e.value)
     assert "\n" not in str(e.value)
+
+
+def test_a_missing_module_is_named_on_this_host_or_in_this_image(monkeypatch):
+    # Issue 25: `smoke --host` said "in this image" about the host's own interpreter.
+    from rocmenv_smoke import runner
+
+    spec = types.SimpleNamespace(name="onnx", params={})
+    monkeypatch.setenv("ROCMENV_SMOKE_WHERE", "host")
+    e = runner._skip_missing(spec, ["onnxruntime"])
+    assert e["status"] == "skip"
+    assert e["reason"] == "onnxruntime is not installed on this host", e
+    monkeypatch.delenv("ROCMENV_SMOKE_WHERE")
+    assert runner._skip_missing(spec, ["onnxruntime"])["reason"] == "onnxruntime is not installed in this image"

@@ -449,6 +449,8 @@ fn on_host(
             .arg("--out")
             .arg(&result_path)
             .args(extra)
+            // The suite's messages say "on this host", not "in this image" (issue 25).
+            .env("ROCMENV_SMOKE_WHERE", "host")
             .stdin(std::process::Stdio::null())
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped())
