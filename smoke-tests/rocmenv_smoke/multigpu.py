@@ -49,7 +49,7 @@ def test_multi_gpu(ctx):
             gbs, bad = pair_gbs(i, j, nbytes, warmup, iters)
             ctx.metric("p2p_%d_%d_gbs" % (i, j), gbs, "GB/s")
             if bad:
-                ctx.fail("multi-gpu: a copy from GPU %d to GPU %d: %s" % (i, j, bad))
+                ctx.fail("multi-gpu: a copy from torch device %d to torch device %d: %s" % (i, j, bad))
             if not torch.cuda.can_device_access_peer(i, j):
                 no_peer.append("%d->%d" % (i, j))
     ctx.metric("gpu_count", count, "devices")

@@ -5,7 +5,7 @@ import torch
 
 from . import faults, numerics, stats
 from .devices import DTYPES, cpu_lacks_kernel, is_oom
-from .result import Failed, Skip, exception_line, fix_for_error
+from .result import Failed, Skip, device_label, exception_line, fix_for_error
 
 MIB = 1 << 20
 
@@ -176,7 +176,7 @@ def copy_times(device, nbytes, warmup, iters):
     Every byte that arrives is checked: the device copy and the host-to-device copy against the source on the device,
     the device-to-host copy against the host buffer. Raises Failed naming the direction and the first wrong byte.
     """
-    where = "GPU %d" % device.index if device.is_gpu else "cpu"
+    where = device_label(device)
     gen = torch.Generator().manual_seed(0)
     src = torch.randint(0, 256, (min(nbytes, MIB),), dtype=torch.uint8, generator=gen).to(device.torch)
     src = src.repeat((nbytes + src.numel() - 1) // src.numel())[:nbytes].contiguous()

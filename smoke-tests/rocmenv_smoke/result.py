@@ -65,10 +65,13 @@ def metric(name, value, unit, better=None):
 
 
 def device_label(device):
-    """How a reason names where a test ran: "GPU i" (torch's index in this process) or "cpu"."""
+    """How a reason names where a test ran: "torch device i" (torch's index in this process) or "cpu".
+
+    Not "GPU i": rocmenv prefixes each reason with the host's GPU number (doctor's, `run --gpu`'s), which differs
+    from torch's index when only some GPUs are visible, and "GPU 3: gemm on GPU 0" would name two GPUs."""
     if device is None or not device.is_gpu:
         return "cpu"
-    return "GPU %d" % device.index
+    return "torch device %d" % device.index
 
 
 class Context(object):

@@ -237,5 +237,5 @@ def test_a_per_gpu_test_yields_one_entry_per_selected_gpu_from_threads(monkeypat
     r.devices = [devices.Device("cuda", 0), devices.Device("cuda", 2)]
     entries = r.run_one(p.tests[0])
     assert [(e["name"], e["device"], e["status"]) for e in entries] == [("gemm", 0, "pass"), ("gemm", 2, "fail")]
-    assert entries[1]["reason"] == "fake on GPU 2: 1 of 4 elements differ"
+    assert entries[1]["reason"] == "fake on torch device 2: 1 of 4 elements differ"
     assert sorted(i for i, _ in seen) == [0, 2] and all(name.startswith("gemm-gpu") for _, name in seen)
