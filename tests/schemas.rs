@@ -7,6 +7,10 @@
 //! a machine without it these tests say they skipped. The smoke and bench runs need Debian's torch
 //! (ROCMENV_REQUIRE_TORCH=1 makes its absence a failure).
 
+#[path = "common/schema.rs"]
+mod schema;
+
+use schema::{check, schema, valid};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -14,12 +18,6 @@ const PYTHON: &str = "/usr/bin/python3";
 
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn schema(name: &str) -> PathBuf {
-    root()
-        .join("docs/schema")
-        .join(format!("{name}.schema.json"))
 }
 
 fn rocmenv(args: &[&str], node: Option<&str>) -> Output {
@@ -33,45 +31,6 @@ fn rocmenv(args: &[&str], node: Option<&str>) -> Output {
         c.env("ROCMENV_NODE_NAME", n);
     }
     c.output().expect("runs")
-}
-
-/// check-jsonschema on `files` against `name`'s schema; None (after saying SKIP) when the tool is missing and not
-/// required.
-fn check(test: &str, name: &str, files: &[PathBuf]) -> Option<Output> {
-    match Command::new("check-jsonschema")
-        .arg("--schemafile")
-        .arg(schema(name))
-        .args(files)
-        .output()
-    {
-        Ok(o) => Some(o),
-        Err(e) => {
-            assert!(
-                std::env::var_os("ROCMENV_REQUIRE_CHECK_JSONSCHEMA").is_none(),
-                "ROCMENV_REQUIRE_CHECK_JSONSCHEMA is set but check-jsonschema cannot run ({e}): pip install check-jsonschema"
-            );
-            eprintln!(
-                "SKIP {test}: check-jsonschema is not on PATH (pip install check-jsonschema)"
-            );
-            None
-        }
-    }
-}
-
-/// Asserts every file is valid against `name`; false when the checker is missing (skipped).
-fn valid(test: &str, name: &str, files: &[PathBuf]) -> bool {
-    let Some(o) = check(test, name, files) else {
-        return false;
-    };
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{} against {name}:\n{}{}",
-        files.len(),
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    );
-    true
 }
 
 /// Asserts `doc` is refused by `name` (the schema can fail).

@@ -8,6 +8,9 @@
 #[path = "common/engine.rs"]
 mod common;
 
+#[path = "common/schema.rs"]
+mod schema;
+
 use common::{assert_no_leftovers, daemon, BASE};
 use std::path::Path;
 use std::process::{Command, Output};
@@ -164,6 +167,12 @@ fn init_then_validate_the_cpu_stack_passes_with_junit_json_and_markdown() {
         serde_json::from_str(&std::fs::read_to_string(dir.path().join("v.json")).unwrap()).unwrap();
     assert_eq!(json["schema_version"], 1);
     assert_eq!(json["kind"], "validate");
+    // The report a real validate wrote holds to the schema CI systems read it by (issue 24).
+    schema::valid(
+        "init_then_validate_the_cpu_stack",
+        "validate",
+        &[dir.path().join("v.json")],
+    );
     assert_eq!(json["node"], "ci-node");
     assert_eq!(json["config"], "rocmenv.yaml");
     assert_eq!(json["rocmenv_version"], env!("CARGO_PKG_VERSION"));
