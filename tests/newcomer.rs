@@ -146,9 +146,16 @@ fn nearest_suggestions_look_both_ways_and_past_the_end() {
         e.contains("6.4.4") && e.contains("7.0.") && !e.contains("6.4.3"),
         "{e}"
     );
+    // 6.18 lies between listed series (6.17, and the Core SDK's 7.0): both sides are named.
     let o = rocmenv(&["matrix", "kernel", "6.18"]);
     let e = text(&o.stderr);
-    assert!(e.contains("(6.18 is newer than any listed)"), "{e}");
+    assert!(
+        e.contains("6.17") && e.contains("7.0") && !e.contains("newer than any"),
+        "{e}"
+    );
+    let o = rocmenv(&["matrix", "kernel", "99.1"]);
+    let e = text(&o.stderr);
+    assert!(e.contains("(99.1 is newer than any listed)"), "{e}");
 }
 
 /// A run that could have had a GPU says it maps none; `--vendor cpu` asked for the CPU and gets no note.
