@@ -7,6 +7,10 @@
 //! CI sets ROCMENV_REQUIRE_CHROMIUM (.ci/run installs `chromium`), so a missing browser fails there; elsewhere the
 //! tests say they skipped. The CPU run needs Debian's torch (ROCMENV_REQUIRE_TORCH=1 makes its absence a failure).
 
+#[path = "common/cli.rs"]
+mod cli;
+
+use cli::rocmenv;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -15,19 +19,6 @@ const WIDTH: u32 = 1280;
 
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn rocmenv(args: &[&str], node: Option<&str>) -> Output {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_rocmenv"));
-    c.args(args)
-        .env("LC_ALL", "C.UTF-8")
-        .env("NO_COLOR", "1")
-        .env_remove("ROCMENV_MATRICES")
-        .env_remove("ROCMENV_NODE_NAME");
-    if let Some(n) = node {
-        c.env("ROCMENV_NODE_NAME", n);
-    }
-    c.output().expect("runs")
 }
 
 fn ok(o: &Output, codes: &[i32]) {

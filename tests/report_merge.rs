@@ -3,21 +3,12 @@
 //! CPU (when Debian's torch is there) and one committed from such a run, and a validate report written to the
 //! contract `validate --json` follows. Issue 12.
 
+#[path = "common/cli.rs"]
+mod cli;
+
+use cli::rocmenv;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-
-fn rocmenv(args: &[&str], node: Option<&str>) -> Output {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_rocmenv"));
-    c.args(args)
-        .env("LC_ALL", "C.UTF-8")
-        .env("NO_COLOR", "1")
-        .env_remove("ROCMENV_MATRICES")
-        .env_remove("ROCMENV_NODE_NAME");
-    if let Some(n) = node {
-        c.env("ROCMENV_NODE_NAME", n);
-    }
-    c.output().expect("runs")
-}
 
 fn fixture(rel: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))

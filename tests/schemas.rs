@@ -10,27 +10,18 @@
 #[path = "common/schema.rs"]
 mod schema;
 
+#[path = "common/cli.rs"]
+mod cli;
+
+use cli::rocmenv;
 use schema::{check, schema, valid};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
 
 const PYTHON: &str = "/usr/bin/python3";
 
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn rocmenv(args: &[&str], node: Option<&str>) -> Output {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_rocmenv"));
-    c.args(args)
-        .env("LC_ALL", "C.UTF-8")
-        .env("NO_COLOR", "1")
-        .env_remove("ROCMENV_MATRICES")
-        .env_remove("ROCMENV_NODE_NAME");
-    if let Some(n) = node {
-        c.env("ROCMENV_NODE_NAME", n);
-    }
-    c.output().expect("runs")
 }
 
 /// Asserts `doc` is refused by `name` (the schema can fail).
