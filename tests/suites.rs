@@ -315,15 +315,16 @@ fn bench_saves_and_compares_a_baseline() {
             && saved.contains("device: cpu"),
         "{saved}"
     );
-    // A baseline a thousand times faster than this machine: a regression.
-    let doc: serde_yaml_ng::Value = serde_yaml_ng::from_str(&saved).unwrap();
-    let value = doc["baselines"][0]["value"].as_f64().unwrap();
-    let inflated = saved.replacen(
-        &format!("value: {value}"),
-        &format!("value: {}", value * 1000.0),
-        1,
-    );
-    std::fs::write(&base, inflated).unwrap();
+    // A throughput baseline a thousand times faster than this machine: a regression. Only that figure is kept: the
+    // latencies of a 3-iteration CPU run move by more than the 10% threshold from one run to the next (a p99 139% of
+    // its baseline failed CI once), and the summary's count below must not depend on that noise.
+    let mut doc: serde_yaml_ng::Value = serde_yaml_ng::from_str(&saved).unwrap();
+    let list = doc["baselines"].as_sequence_mut().unwrap();
+    list.retain(|b| b["metric"].as_str() == Some("throughput"));
+    assert_eq!(list.len(), 1, "{saved}");
+    let value = list[0]["value"].as_f64().unwrap();
+    list[0]["value"] = serde_yaml_ng::Value::from(value * 1000.0);
+    std::fs::write(&base, serde_yaml_ng::to_string(&doc).unwrap()).unwrap();
     let mut again = args.to_vec();
     again.extend(["--baseline", base.to_str().unwrap()]);
     let o = rocmenv(&again);
