@@ -1,6 +1,8 @@
 //! The command line (clap derive). `--help` is meant to teach: each flag says what it is for.
 
+use crate::suites::{Mode, Precision};
 use crate::target::TargetSpec;
+use crate::vendor::Vendor;
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 
@@ -143,27 +145,6 @@ pub enum Command {
         /// bash, zsh, fish, elvish or powershell.
         shell: clap_complete::Shell,
     },
-}
-
-/// Whose GPUs a container gets (`--vendor`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum VendorArg {
-    /// AMD (ROCm): `/dev/kfd` and the render nodes.
-    Amd,
-    /// NVIDIA (CUDA): a device request to the nvidia runtime or CDI.
-    Nvidia,
-    /// No GPU.
-    Cpu,
-}
-
-impl From<VendorArg> for crate::engine::DeviceVendor {
-    fn from(v: VendorArg) -> Self {
-        match v {
-            VendorArg::Amd => crate::engine::DeviceVendor::Amd,
-            VendorArg::Nvidia => crate::engine::DeviceVendor::Nvidia,
-            VendorArg::Cpu => crate::engine::DeviceVendor::Cpu,
-        }
-    }
 }
 
 /// An output format of `rocmenv env` (`--format`).
@@ -500,7 +481,7 @@ pub struct RunArgs {
 
     /// Whose GPUs to map. Default: AMD when the host has AMD GPUs, else NVIDIA, else none.
     #[arg(long, value_enum)]
-    pub vendor: Option<VendorArg>,
+    pub vendor: Option<Vendor>,
 
     /// Map only this GPU: its number in doctor's `#` column (AMD: HIP_VISIBLE_DEVICES order; NVIDIA: nvidia-smi's).
     #[arg(long, value_name = "N")]
@@ -580,7 +561,7 @@ pub struct SuiteArgs {
 
     /// Whose GPUs to use. Default: AMD when the host has AMD GPUs, else NVIDIA, else the CPU.
     #[arg(long, value_enum)]
-    pub vendor: Option<VendorArg>,
+    pub vendor: Option<Vendor>,
 
     /// Test only these GPUs (comma-separated or repeated): their numbers in doctor's `#` column (AMD: KFD order;
     /// NVIDIA: nvidia-smi's). Default: every GPU of the vendor. One GPU is the only one mapped into a container.
@@ -630,30 +611,6 @@ pub struct SmokeArgs {
     pub expect_gpus: Option<usize>,
 }
 
-/// A precision for `rocmenv bench`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum PrecisionArg {
-    /// float32.
-    Fp32,
-    /// float16.
-    Fp16,
-    /// bfloat16.
-    Bf16,
-    /// Automatic mixed precision (autocast).
-    Amp,
-    /// Dynamic INT8 quantisation.
-    Int8,
-}
-
-/// Train or infer, for `rocmenv bench`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum ModeArg {
-    /// Forward, backward and an optimizer step.
-    Train,
-    /// Forward only, without gradients.
-    Infer,
-}
-
 /// Flags of `rocmenv bench`.
 #[derive(Debug, Args)]
 pub struct BenchArgs {
@@ -681,11 +638,11 @@ pub struct BenchArgs {
 
     /// Precision.
     #[arg(long, value_enum)]
-    pub precision: Option<PrecisionArg>,
+    pub precision: Option<Precision>,
 
     /// Train or infer.
     #[arg(long, value_enum)]
-    pub mode: Option<ModeArg>,
+    pub mode: Option<Mode>,
 
     /// Timed iterations.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
@@ -732,13 +689,15 @@ pub enum K8sKindArg {
     Daemonset,
 }
 
-/// Whose GPU nodes (`rocmenv k8s --vendor`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum GpuVendorArg {
-    /// AMD: `amd.com/gpu`, nodes labelled by the AMD GPU Operator or the device plugin's labeller.
-    Amd,
-    /// NVIDIA: `nvidia.com/gpu`, nodes labelled `nvidia.com/gpu.present=true` by the NVIDIA GPU Operator.
-    Nvidia,
+/// `rocmenv k8s --vendor`: the GPU vendors only (a Kubernetes device plugin serves GPUs, not the CPU), each with what
+/// marks its nodes.
+fn gpu_vendor() -> impl clap::builder::TypedValueParser<Value = Vendor> {
+    use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
+    PossibleValuesParser::new([
+        PossibleValue::new("amd").help("AMD: `amd.com/gpu`, nodes labelled by the AMD GPU Operator or the device plugin's labeller"),
+        PossibleValue::new("nvidia").help("NVIDIA: `nvidia.com/gpu`, nodes labelled `nvidia.com/gpu.present=true` by the NVIDIA GPU Operator"),
+    ])
+    .try_map(|s| <Vendor as clap::ValueEnum>::from_str(&s, false))
 }
 
 /// What the pod runs (`rocmenv k8s --command`).
@@ -757,8 +716,8 @@ pub struct K8sArgs {
     #[arg(value_enum)]
     pub kind: K8sKindArg,
     /// Whose GPU nodes.
-    #[arg(long, value_enum, default_value = "amd")]
-    pub vendor: GpuVendorArg,
+    #[arg(long, default_value = "amd", value_parser = gpu_vendor())]
+    pub vendor: Vendor,
     /// The image the pod runs: rocmenv on its PATH, and Python with torch for the smoke suite (e.g. an image
     /// `rocmenv build` made, with the rocmenv binary copied in).
     #[arg(long, value_name = "IMAGE")]
@@ -831,7 +790,7 @@ pub struct SlurmArgs {
     pub image: Option<String>,
     /// Whose GPUs.
     #[arg(long, value_enum, default_value = "amd")]
-    pub vendor: VendorArg,
+    pub vendor: Vendor,
     /// The smoke level.
     #[arg(long, value_enum, default_value = "quick")]
     pub level: LevelArg,

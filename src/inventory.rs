@@ -48,6 +48,8 @@ pub fn identify_gpus(m: &Matrices, f: &mut HostFacts) {
                     g.integrated = Some(true);
                 }
             }
+            // A GPU's vendor comes from its PCI id (`Vendor::from_pci`), never the CPU.
+            Vendor::Cpu => {}
         }
     }
 }

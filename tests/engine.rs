@@ -6,8 +6,9 @@
 mod common;
 
 use common::{assert_no_leftovers, build, daemon, python_image, rocmenv, BASE};
-use rocmenv::engine::{BuildEvent, DeviceMap, DeviceVendor, RunSpec};
+use rocmenv::engine::{BuildEvent, DeviceMap, RunSpec};
 use rocmenv::error::Error;
+use rocmenv::vendor::Vendor;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -20,7 +21,7 @@ fn cpu_spec(image: &str, cmd: &[&str]) -> RunSpec {
         timeout: None,
         memory: None,
         devices: DeviceMap {
-            vendor: DeviceVendor::Cpu,
+            vendor: Vendor::Cpu,
             devices: vec![],
             group_add: vec![],
             security_opt: vec![],

@@ -1045,3 +1045,20 @@ fn embedded_built_lists_decide_6_4_0_issue_14() {
         Some(gfx("gfx1100"))
     );
 }
+
+/// Issue 23: one `Vendor` type holds `cpu` too; a GPU entry of the matrices still takes only amd or nvidia.
+#[test]
+fn a_gpu_entry_with_vendor_cpu_is_refused() {
+    let (text, line) = corrupt(
+        GPUS,
+        "{name: \"NVIDIA H200\", vendor: nvidia,",
+        "{name: \"NVIDIA H200\", vendor: cpu,",
+    );
+    let e = load_err("gpus.yaml", Some(text.as_bytes()));
+    assert_eq!(e.line, Some(line), "{e}");
+    assert!(
+        e.message
+            .contains("GPU `NVIDIA H200` names vendor cpu: a GPU's vendor is amd or nvidia"),
+        "{e}"
+    );
+}

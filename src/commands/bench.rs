@@ -2,13 +2,12 @@
 //! baselines given; `--save-baseline` adds this run's figures to a file for the next.
 
 use super::suite;
-use crate::cli::{BenchArgs, ModeArg, PrecisionArg};
-use crate::engine::DeviceVendor;
+use crate::cli::BenchArgs;
 use crate::error::Error;
 use crate::matrix::Matrices;
 use crate::report::{self, Style};
-use crate::suites::{self, Baseline, Baselines, Suite};
-use serde_json::Value;
+use crate::suites::{self, Baseline, Baselines, BenchOverrides, Suite};
+use crate::vendor::Vendor;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -105,42 +104,18 @@ pub fn exec(
     };
     let m = Matrices::load(matrices.as_deref())?;
     let target = suite::target(&a.suite, &m)?;
-    let mut overrides: Vec<(&str, Value)> = Vec::new();
-    if let Some(b) = a.batch {
-        overrides.push(("batch", b.into()));
-    }
-    if let Some(p) = a.precision {
-        let name = match p {
-            PrecisionArg::Fp32 => "fp32",
-            PrecisionArg::Fp16 => "fp16",
-            PrecisionArg::Bf16 => "bf16",
-            PrecisionArg::Amp => "amp",
-            PrecisionArg::Int8 => "int8",
-        };
-        overrides.push(("precision", name.into()));
-    }
-    if let Some(mode) = a.mode {
-        overrides.push((
-            "mode",
-            if mode == ModeArg::Train {
-                "train"
-            } else {
-                "infer"
-            }
-            .into(),
-        ));
-    }
-    if let Some(n) = a.iters {
-        overrides.push(("iters", n.into()));
-    }
-    if let Some(n) = a.warmup {
-        overrides.push(("warmup", n.into()));
-    }
+    let overrides = BenchOverrides {
+        batch: a.batch,
+        precision: a.precision,
+        mode: a.mode,
+        iters: a.iters,
+        warmup: a.warmup,
+    };
     let model = if a.tune { "tune" } else { a.model.as_str() };
     let plan = Suite::embedded()
-        .bench_plan(model, suite::vendor_name(target.vendor), &overrides)
+        .bench_plan(model, target.vendor, &overrides)
         .map_err(|e| Error::usage(if a.tune { "tune" } else { "model" }, e.to_string()))?;
-    if target.detected && target.vendor == DeviceVendor::Cpu {
+    if target.detected && target.vendor == Vendor::Cpu {
         let _ = writeln!(
             err,
             "rocmenv: note: this host shows no GPU, so this benchmarks the CPU (--vendor cpu asks for that without this note)"

@@ -1,8 +1,8 @@
 //! `rocmenv k8s job|daemonset`: the flags checked into a plan, the manifest printed.
 
-use crate::cli::{GpuVendorArg, K8sArgs, K8sCheckArg, K8sKindArg};
+use crate::cli::{K8sArgs, K8sCheckArg, K8sKindArg};
 use crate::error::Error;
-use crate::k8s::{self, Check, GpuVendor, Plan, Request, Workload};
+use crate::k8s::{self, Check, Plan, Request, Workload};
 use std::io::Write;
 
 /// The plan `rocmenv k8s` prints, from its flags.
@@ -12,10 +12,7 @@ pub fn plan(a: K8sArgs) -> Result<Plan, Error> {
             K8sKindArg::Job => Workload::Job,
             K8sKindArg::Daemonset => Workload::DaemonSet,
         },
-        vendor: match a.vendor {
-            GpuVendorArg::Amd => GpuVendor::Amd,
-            GpuVendorArg::Nvidia => GpuVendor::Nvidia,
-        },
+        vendor: a.vendor,
         image: a.image,
         namespace: a.namespace,
         check: match a.check {

@@ -130,10 +130,7 @@ fn write_text(m: &Matrices, found: &[&GpuModel], out: &mut dyn Write) -> std::io
         if n > 0 {
             writeln!(out)?;
         }
-        let vendor = match g.vendor {
-            Vendor::Amd => "AMD",
-            Vendor::Nvidia => "NVIDIA",
-        };
+        let vendor = g.vendor.label();
         writeln!(
             out,
             "{} ({vendor}, PCI id {})",

@@ -1,8 +1,8 @@
 //! `rocmenv slurm`: the flags checked into a plan, the sbatch script printed (or written with `-o`).
 
-use crate::cli::{SlurmArgs, SlurmCheckArg, SlurmRuntimeArg, VendorArg};
+use crate::cli::{SlurmArgs, SlurmCheckArg, SlurmRuntimeArg};
 use crate::error::Error;
-use crate::slurm::{self, Check, Plan, Request, Runtime, Vendor};
+use crate::slurm::{self, Check, Plan, Request, Runtime};
 use std::io::Write;
 
 /// The plan `rocmenv slurm` prints, from its flags.
@@ -23,11 +23,7 @@ pub fn plan(a: SlurmArgs) -> Result<Plan, Error> {
             SlurmRuntimeArg::None => Runtime::None,
         },
         image: a.image,
-        vendor: match a.vendor {
-            VendorArg::Amd => Vendor::Amd,
-            VendorArg::Nvidia => Vendor::Nvidia,
-            VendorArg::Cpu => Vendor::Cpu,
-        },
+        vendor: a.vendor,
         level: a.level.into(),
         config: a.config,
         nodes: a.nodes,

@@ -3,11 +3,11 @@
 
 use super::suite;
 use crate::cli::SmokeArgs;
-use crate::engine::DeviceVendor;
 use crate::error::{Error, EXIT_FAILED};
 use crate::matrix::Matrices;
 use crate::report::{self, Style};
 use crate::suites::{self, Suite, TestResult, TestStatus};
+use crate::vendor::Vendor;
 use std::io::Write;
 use std::path::PathBuf;
 
@@ -22,10 +22,10 @@ pub fn exec(
     let m = Matrices::load(matrices.as_deref())?;
     let target = suite::target(&a.suite, &m)?;
     let plan = Suite::embedded()
-        .smoke_plan(a.level.into(), suite::vendor_name(target.vendor), &a.only)
+        .smoke_plan(a.level.into(), target.vendor, &a.only)
         .map_err(|e| Error::usage("only", e.to_string()))?;
     // A node whose GPU fell off the bus looks like a CPU host: passing it would hide exactly that.
-    if target.detected && target.vendor == DeviceVendor::Cpu {
+    if target.detected && target.vendor == Vendor::Cpu {
         let _ = writeln!(err, "rocmenv: smoke: this host shows no GPU, so a GPU smoke test fails here; give --vendor cpu to test the CPU stack");
         return Ok(EXIT_FAILED);
     }
@@ -50,7 +50,7 @@ pub fn exec(
         let seen = finished.result.device.count as usize;
         // With --gpu the run sees only what it was given; a failed run never described its devices.
         let described = !finished.result.device.kind.is_empty();
-        if target.vendor != DeviceVendor::Cpu && a.suite.gpu.is_empty() && described && seen < n {
+        if target.vendor != Vendor::Cpu && a.suite.gpu.is_empty() && described && seen < n {
             let why = format!(
                 "torch sees {seen} device{} in the run; --expect-gpus {n}",
                 if seen == 1 { "" } else { "s" }

@@ -5,10 +5,10 @@
 use super::dockerfile::StackPlan;
 use crate::checks::image::{self, ImageFacts, ImageTarget};
 use crate::checks::{Finding, Status};
-use crate::cli::{BenchArgs, LevelArg, ModeArg, PrecisionArg, SmokeArgs, SuiteArgs, ValidateArgs};
+use crate::cli::{BenchArgs, LevelArg, SmokeArgs, SuiteArgs, ValidateArgs};
 use crate::config::{self, Config, StackConfig};
 use crate::dockerfile::Rendered;
-use crate::engine::{self, BuildContext, DeviceVendor, Engine, RunSpec};
+use crate::engine::{self, BuildContext, Engine, RunSpec};
 use crate::error::Error;
 use crate::host::HostFacts;
 use crate::matrix::Matrices;
@@ -16,6 +16,7 @@ use crate::report::validate::{self as vr, Case, StackReport, Step, ValidateRepor
 use crate::report::{BuildProgress, Style};
 use crate::suites::{SuiteResult, TestStatus};
 use crate::target::{Target, TargetSpec};
+use crate::vendor::Vendor;
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -366,7 +367,7 @@ impl Run<'_> {
         let started = Instant::now();
         let devices = engine::device_map(
             self.facts,
-            DeviceVendor::Cpu,
+            Vendor::Cpu,
             None,
             "",
             false,
@@ -574,17 +575,8 @@ impl Run<'_> {
             model: b.model.clone(),
             tune: false,
             batch: b.batch,
-            precision: b.precision.map(|p| match p {
-                config::Precision::Fp32 => PrecisionArg::Fp32,
-                config::Precision::Fp16 => PrecisionArg::Fp16,
-                config::Precision::Bf16 => PrecisionArg::Bf16,
-                config::Precision::Amp => PrecisionArg::Amp,
-                config::Precision::Int8 => PrecisionArg::Int8,
-            }),
-            mode: b.mode.map(|m| match m {
-                config::Mode::Train => ModeArg::Train,
-                config::Mode::Infer => ModeArg::Infer,
-            }),
+            precision: b.precision,
+            mode: b.mode,
             iters: b.iters,
             warmup: None,
             baseline: b.baseline.iter().map(|p| self.cfg.resolve(p)).collect(),
@@ -658,7 +650,7 @@ fn suite_args(s: &StackConfig, tag: &str, timeout: u64, json: &Path) -> SuiteArg
         image: Some(tag.to_string()),
         host: false,
         python: None,
-        vendor: cpu_only.then_some(crate::cli::VendorArg::Cpu),
+        vendor: cpu_only.then_some(Vendor::Cpu),
         gpu: Vec::new(),
         timeout: Some(timeout),
         json: Some(json.to_path_buf()),

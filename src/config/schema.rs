@@ -167,31 +167,7 @@ pub struct StackConfig {
     pub target: Option<String>,
 }
 
-/// A precision for a benchmark.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Precision {
-    /// float32.
-    Fp32,
-    /// float16.
-    Fp16,
-    /// bfloat16.
-    Bf16,
-    /// Automatic mixed precision.
-    Amp,
-    /// Dynamic INT8 quantisation.
-    Int8,
-}
-
-/// Train or infer.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Mode {
-    /// Forward, backward and an optimizer step.
-    Train,
-    /// Forward only.
-    Infer,
-}
+pub use crate::suites::{Mode, Precision};
 
 /// One benchmark, as `rocmenv bench` runs it.
 #[derive(Debug, Clone, Serialize, Deserialize)]

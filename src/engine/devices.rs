@@ -5,40 +5,6 @@ use crate::host::{Gpu, HostFacts};
 use crate::vendor::Vendor;
 use serde::Serialize;
 
-/// Whose GPUs a container uses; `Cpu` maps no device.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum DeviceVendor {
-    /// AMD (ROCm): `/dev/kfd` and the render nodes.
-    Amd,
-    /// NVIDIA (CUDA): a device request to the nvidia runtime or CDI.
-    Nvidia,
-    /// No GPU.
-    Cpu,
-}
-
-impl DeviceVendor {
-    /// The vendor the host's GPUs suggest: AMD first (a ROCm tool), then NVIDIA, else CPU.
-    pub fn detect(facts: &HostFacts) -> DeviceVendor {
-        if facts.amd_gpus().next().is_some() {
-            DeviceVendor::Amd
-        } else if facts.nvidia_gpus().next().is_some() {
-            DeviceVendor::Nvidia
-        } else {
-            DeviceVendor::Cpu
-        }
-    }
-
-    /// The matrix vendor, `None` for the CPU.
-    pub fn gpu_vendor(self) -> Option<Vendor> {
-        match self {
-            DeviceVendor::Amd => Some(Vendor::Amd),
-            DeviceVendor::Nvidia => Some(Vendor::Nvidia),
-            DeviceVendor::Cpu => None,
-        }
-    }
-}
-
 /// A request for NVIDIA GPUs (`docker run --gpus` or a CDI device).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct GpuRequest {
@@ -56,7 +22,7 @@ pub struct GpuRequest {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct DeviceMap {
     /// The vendor mapped.
-    pub vendor: DeviceVendor,
+    pub vendor: Vendor,
     /// Device nodes passed through, same path inside.
     pub devices: Vec<String>,
     /// Group ids added to the container's process, numbers so images without the groups work.
@@ -127,7 +93,7 @@ fn amd_selection(facts: &HostFacts, gpu: Option<usize>) -> Result<Vec<&Gpu>, Str
 /// An error says why the selection is impossible (bad `--gpu`, no GPU).
 pub fn device_map(
     facts: &HostFacts,
-    vendor: DeviceVendor,
+    vendor: Vendor,
     gpu: Option<usize>,
     etc_group: &str,
     daemon_cdi: bool,
@@ -145,8 +111,8 @@ pub fn device_map(
         gpus: Vec::new(),
     };
     match vendor {
-        DeviceVendor::Cpu => {}
-        DeviceVendor::Amd => {
+        Vendor::Cpu => {}
+        Vendor::Amd => {
             let gpus = amd_selection(facts, gpu)?;
             if gpus.is_empty() {
                 return Err(if facts.wsl {
@@ -183,7 +149,7 @@ pub fn device_map(
             m.security_opt.push("seccomp=unconfined".into());
             m.ipc_host = true;
         }
-        DeviceVendor::Nvidia => {
+        Vendor::Nvidia => {
             let count = facts.nvidia_gpus().count();
             if count == 0 {
                 return Err(
@@ -256,7 +222,7 @@ mod tests {
     #[test]
     fn mi300x_gets_kfd_every_render_node_and_numeric_groups() {
         let (f, g) = fixture("mi300x-x4-ubuntu2204");
-        let m = device_map(&f, DeviceVendor::Amd, None, &g, false, Security::Default).unwrap();
+        let m = device_map(&f, Vendor::Amd, None, &g, false, Security::Default).unwrap();
         assert_eq!(m.devices[0], "/dev/kfd");
         assert_eq!(m.devices.len(), 5, "{:?}", m.devices);
         assert!(m.devices[1..]
@@ -272,13 +238,13 @@ mod tests {
     #[test]
     fn strict_security_swaps_unconfined_for_the_profile_and_ipc_host_for_shm() {
         let (f, g) = fixture("mi300x-x4-ubuntu2204");
-        for vendor in [DeviceVendor::Amd, DeviceVendor::Cpu] {
+        for vendor in [Vendor::Amd, Vendor::Cpu] {
             let m = device_map(&f, vendor, None, &g, false, Security::Strict).unwrap();
             assert_eq!(m.security_opt, [strict_security_opt()], "{vendor:?}");
             assert!(!m.ipc_host, "{vendor:?}");
             assert!(m.shm_size >= 1 << 30);
         }
-        let amd = device_map(&f, DeviceVendor::Amd, None, &g, false, Security::Strict).unwrap();
+        let amd = device_map(&f, Vendor::Amd, None, &g, false, Security::Strict).unwrap();
         assert_eq!(
             amd.devices.len(),
             5,
@@ -289,14 +255,13 @@ mod tests {
     #[test]
     fn one_amd_gpu_maps_only_its_render_node() {
         let (f, g) = fixture("mi300x-x4-ubuntu2204");
-        let all = device_map(&f, DeviceVendor::Amd, None, &g, false, Security::Default).unwrap();
-        let one = device_map(&f, DeviceVendor::Amd, Some(2), &g, false, Security::Default).unwrap();
+        let all = device_map(&f, Vendor::Amd, None, &g, false, Security::Default).unwrap();
+        let one = device_map(&f, Vendor::Amd, Some(2), &g, false, Security::Default).unwrap();
         assert_eq!(
             one.devices,
             vec!["/dev/kfd".to_string(), all.devices[3].clone()]
         );
-        let err =
-            device_map(&f, DeviceVendor::Amd, Some(4), &g, false, Security::Default).unwrap_err();
+        let err = device_map(&f, Vendor::Amd, Some(4), &g, false, Security::Default).unwrap_err();
         // The error lists the GPUs that exist by the numbers --gpu takes, each with its PCI address.
         for g in f.amd_gpus() {
             assert!(err.contains(&g.label()), "{err}");
@@ -310,27 +275,19 @@ mod tests {
     #[test]
     fn igpu_next_to_a_discrete_gpu_is_not_mapped() {
         let (f, g) = fixture("ryzen5600g-igpu-rx6800-mint21");
-        let m = device_map(&f, DeviceVendor::Amd, None, &g, false, Security::Default).unwrap();
+        let m = device_map(&f, Vendor::Amd, None, &g, false, Security::Default).unwrap();
         assert_eq!(m.devices.len(), 2, "{:?}", m.devices);
     }
 
     #[test]
     fn h100_gets_a_gpu_device_request() {
         let (f, g) = fixture("h100-x8-ubuntu2204");
-        let m = device_map(&f, DeviceVendor::Nvidia, None, &g, false, Security::Default).unwrap();
+        let m = device_map(&f, Vendor::Nvidia, None, &g, false, Security::Default).unwrap();
         let r = m.gpu_request.unwrap();
         assert_eq!((r.driver.as_str(), r.count), ("nvidia", Some(-1)));
         assert_eq!(r.capabilities, vec![vec!["gpu".to_string()]]);
         assert!(m.devices.is_empty() && m.group_add.is_empty());
-        let one = device_map(
-            &f,
-            DeviceVendor::Nvidia,
-            Some(3),
-            &g,
-            false,
-            Security::Default,
-        )
-        .unwrap();
+        let one = device_map(&f, Vendor::Nvidia, Some(3), &g, false, Security::Default).unwrap();
         assert_eq!(one.gpu_request.unwrap().device_ids, ["3"]);
     }
 
@@ -341,21 +298,21 @@ mod tests {
             path: "/etc/cdi/nvidia.yaml".into(),
             kind: Some("nvidia.com/gpu".into()),
         }];
-        let m = device_map(&f, DeviceVendor::Nvidia, None, &g, true, Security::Default).unwrap();
+        let m = device_map(&f, Vendor::Nvidia, None, &g, true, Security::Default).unwrap();
         let r = m.gpu_request.unwrap();
         assert_eq!(r.driver, "cdi");
         assert_eq!(r.device_ids, ["nvidia.com/gpu=all"]);
-        let m = device_map(&f, DeviceVendor::Nvidia, None, &g, false, Security::Default).unwrap();
+        let m = device_map(&f, Vendor::Nvidia, None, &g, false, Security::Default).unwrap();
         assert_eq!(m.gpu_request.unwrap().driver, "nvidia");
     }
 
     #[test]
     fn cpu_maps_nothing_and_wrong_vendor_is_refused() {
         let (f, g) = fixture("h100-x8-ubuntu2204");
-        let m = device_map(&f, DeviceVendor::Cpu, None, &g, false, Security::Default).unwrap();
+        let m = device_map(&f, Vendor::Cpu, None, &g, false, Security::Default).unwrap();
         assert!(m.devices.is_empty() && m.gpu_request.is_none() && !m.ipc_host);
-        assert!(device_map(&f, DeviceVendor::Amd, None, &g, false, Security::Default).is_err());
-        assert_eq!(DeviceVendor::detect(&f), DeviceVendor::Nvidia);
+        assert!(device_map(&f, Vendor::Amd, None, &g, false, Security::Default).is_err());
+        assert_eq!(f.vendor(), Vendor::Nvidia);
     }
 
     #[test]

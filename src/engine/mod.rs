@@ -25,7 +25,7 @@ pub use connect::{
     DEFAULT_SOCKET,
 };
 pub use context::{base_images, BuildContext};
-pub use devices::{device_map, shm_size, video_render_gids, DeviceMap, DeviceVendor, GpuRequest};
+pub use devices::{device_map, shm_size, video_render_gids, DeviceMap, GpuRequest};
 pub use dockerignore::DockerIgnore;
 pub use endpoint::{
     context_dir_name, resolve as resolve_docker_endpoint, DockerEnv, Endpoint, EndpointOrigin,

@@ -74,7 +74,8 @@ pub fn docker_run_line(spec: &RunSpec) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::{DeviceMap, DeviceVendor, GpuRequest, Security};
+    use crate::engine::{DeviceMap, GpuRequest, Security};
+    use crate::vendor::Vendor;
 
     fn spec(devices: DeviceMap) -> RunSpec {
         RunSpec {
@@ -97,7 +98,7 @@ mod tests {
     #[test]
     fn amd_line_has_devices_numeric_groups_and_quoted_command() {
         let m = DeviceMap {
-            vendor: DeviceVendor::Amd,
+            vendor: Vendor::Amd,
             devices: vec!["/dev/kfd".into(), "/dev/dri/renderD128".into()],
             group_add: vec![44, 110],
             security_opt: vec!["seccomp=unconfined".into()],
@@ -118,7 +119,7 @@ mod tests {
     #[test]
     fn nvidia_line_names_gpus_or_cdi_devices() {
         let mut m = DeviceMap {
-            vendor: DeviceVendor::Nvidia,
+            vendor: Vendor::Nvidia,
             devices: vec![],
             group_add: vec![],
             security_opt: vec![],
@@ -146,7 +147,7 @@ mod tests {
     #[test]
     fn a_strict_line_names_the_profile_file_and_sizes_shm() {
         let m = DeviceMap {
-            vendor: DeviceVendor::Amd,
+            vendor: Vendor::Amd,
             devices: vec!["/dev/kfd".into()],
             group_add: vec![],
             security_opt: vec![crate::engine::strict_security_opt()],

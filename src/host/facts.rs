@@ -93,7 +93,7 @@ pub struct OsFacts {
 /// A GPU on the PCI bus. AMD GPUs carry `gfx`, NVIDIA GPUs `compute_capability`.
 #[derive(Debug, Clone)]
 pub struct Gpu {
-    /// `amd` or `nvidia`.
+    /// `amd` or `nvidia` (from the PCI id, so never `cpu`).
     pub vendor: Vendor,
     /// The GPU's number within its vendor, as the runtime counts: AMD in KFD topology node order (what
     /// `HIP_VISIBLE_DEVICES` / `ROCR_VISIBLE_DEVICES` index), NVIDIA in PCI bus order (what `nvidia-smi`,
@@ -131,13 +131,10 @@ impl Gpu {
     /// How every message names a GPU: its number, as `--gpu`, `--device` and `HIP_VISIBLE_DEVICES` take it, with
     /// the name and the PCI address (`GPU 0 (AMD Instinct MI210, 0000:e3:00.0)`).
     pub fn label(&self) -> String {
-        let name = self.name.clone().unwrap_or_else(|| {
-            let vendor = match self.vendor {
-                Vendor::Amd => "AMD",
-                Vendor::Nvidia => "NVIDIA",
-            };
-            format!("{vendor} {}", self.device_id)
-        });
+        let name = self
+            .name
+            .clone()
+            .unwrap_or_else(|| format!("{} {}", self.vendor.label(), self.device_id));
         format!("GPU {} ({name}, {})", self.index, self.pci_address)
     }
 }
@@ -157,6 +154,8 @@ impl Serialize for Gpu {
                 m.serialize_entry("gfx_source", &self.gfx_source)?;
             }
             Vendor::Nvidia => m.serialize_entry("compute_capability", &self.compute_capability)?,
+            // Never probed: a GPU's vendor comes from its PCI id (`Vendor::from_pci`).
+            Vendor::Cpu => {}
         }
         m.serialize_entry("vram_bytes", &self.vram_bytes)?;
         m.serialize_entry("render_node", &self.render_node)?;
@@ -401,5 +400,16 @@ impl HostFacts {
     /// NVIDIA GPUs.
     pub fn nvidia_gpus(&self) -> impl Iterator<Item = &Gpu> {
         self.gpus.iter().filter(|g| g.vendor == Vendor::Nvidia)
+    }
+
+    /// The vendor the host's GPUs suggest: AMD first (a ROCm tool), then NVIDIA, else the CPU.
+    pub fn vendor(&self) -> Vendor {
+        if self.amd_gpus().next().is_some() {
+            Vendor::Amd
+        } else if self.nvidia_gpus().next().is_some() {
+            Vendor::Nvidia
+        } else {
+            Vendor::Cpu
+        }
     }
 }

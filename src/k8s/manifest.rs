@@ -5,6 +5,7 @@ use super::names;
 use super::objects::*;
 use crate::error::Error;
 use crate::suites::Level;
+use crate::vendor::Vendor;
 use std::collections::BTreeMap;
 
 /// Where the pod sees the node's files (`rocmenv doctor --sysroot /host`).
@@ -35,35 +36,22 @@ pub enum Workload {
     DaemonSet,
 }
 
-/// Whose GPUs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum GpuVendor {
-    /// AMD: `amd.com/gpu`.
-    Amd,
-    /// NVIDIA: `nvidia.com/gpu`.
-    Nvidia,
-}
+/// The vendor's device plugin and node labels: only for a GPU vendor, which [`Plan::new`] makes sure of.
+struct DevicePlugin;
 
-impl GpuVendor {
-    /// `amd` or `nvidia`, as `rocmenv smoke --vendor` spells it.
-    pub fn name(self) -> &'static str {
-        match self {
-            GpuVendor::Amd => "amd",
-            GpuVendor::Nvidia => "nvidia",
-        }
-    }
-
+impl DevicePlugin {
     /// The extended resource the vendor's device plugin advertises
     /// (<https://kubernetes.io/docs/tasks/manage-gpus/scheduling-gpus/>).
-    pub fn resource(self) -> &'static str {
-        match self {
-            GpuVendor::Amd => "amd.com/gpu",
-            GpuVendor::Nvidia => "nvidia.com/gpu",
+    fn resource(vendor: Vendor) -> &'static str {
+        match vendor {
+            Vendor::Amd => "amd.com/gpu",
+            Vendor::Nvidia => "nvidia.com/gpu",
+            Vendor::Cpu => unreachable!("Plan::new admits only GPU vendors"),
         }
     }
 
     /// Node-selector terms (OR-ed) that mark a node with the vendor's GPUs.
-    fn node_terms(self) -> Vec<NodeSelectorTerm> {
+    fn node_terms(vendor: Vendor) -> Vec<NodeSelectorTerm> {
         let term = |key: &str, operator: &'static str, values: &[&str]| NodeSelectorTerm {
             match_expressions: vec![Requirement {
                 key: key.to_string(),
@@ -71,8 +59,8 @@ impl GpuVendor {
                 values: values.iter().map(|v| v.to_string()).collect(),
             }],
         };
-        match self {
-            GpuVendor::Amd => vec![
+        match vendor {
+            Vendor::Amd => vec![
                 // The AMD GPU Operator's NodeFeatureRule labels nodes with an AMD GPU
                 // (ROCm/gpu-operator@33e90978f682505c255571c7ef6752c0704ee490:helm-charts-k8s/templates/gpu-nfd-default-rule.yaml).
                 term("feature.node.kubernetes.io/amd-gpu", "In", &["true"]),
@@ -82,17 +70,19 @@ impl GpuVendor {
             ],
             // The NVIDIA GPU Operator labels every GPU node `nvidia.com/gpu.present=true`
             // (NVIDIA/gpu-operator@04751ec7ac14bca378d528af3d3f503c7c5716f5:controllers/state_manager.go).
-            GpuVendor::Nvidia => vec![term("nvidia.com/gpu.present", "In", &["true"])],
+            Vendor::Nvidia => vec![term("nvidia.com/gpu.present", "In", &["true"])],
+            Vendor::Cpu => unreachable!("Plan::new admits only GPU vendors"),
         }
     }
 
     /// The seccomp profile: AMD's own unprivileged PyTorch pod runs `Unconfined`
     /// (ROCm/k8s-device-plugin@8bfe66bd4a26e96901f57c56419d57d6f06fb11d:example/pod/pytorch-non-privileged.yaml), as
     /// `rocmenv run` does for ROCm; NVIDIA needs nothing beyond the runtime's default.
-    fn seccomp(self) -> &'static str {
-        match self {
-            GpuVendor::Amd => "Unconfined",
-            GpuVendor::Nvidia => "RuntimeDefault",
+    fn seccomp(vendor: Vendor) -> &'static str {
+        match vendor {
+            Vendor::Amd => "Unconfined",
+            Vendor::Nvidia => "RuntimeDefault",
+            Vendor::Cpu => unreachable!("Plan::new admits only GPU vendors"),
         }
     }
 }
@@ -122,7 +112,7 @@ pub struct Plan {
     /// Job or DaemonSet.
     pub workload: Workload,
     /// Whose GPUs.
-    pub vendor: GpuVendor,
+    pub vendor: Vendor,
     /// The image with rocmenv on its PATH (and Python with torch for smoke).
     pub image: String,
     /// The namespace.
@@ -147,7 +137,7 @@ pub struct Request {
     /// Job or DaemonSet.
     pub workload: Workload,
     /// Whose GPUs.
-    pub vendor: GpuVendor,
+    pub vendor: Vendor,
     /// `--image`.
     pub image: String,
     /// `--namespace`.
@@ -169,6 +159,12 @@ pub struct Request {
 impl Plan {
     /// Checks every value (names as DNS-1123, the image as a reference) and the combinations.
     pub fn new(r: Request) -> Result<Plan, Error> {
+        if !r.vendor.is_gpu() {
+            return Err(Error::usage(
+                "vendor",
+                "a Kubernetes device plugin serves GPUs: use --vendor amd or nvidia",
+            ));
+        }
         crate::sanitize::image_reference("image", &r.image)?;
         let namespace = names::label("namespace", &r.namespace)?;
         let config_map = match (r.check, r.config_map) {
@@ -309,14 +305,14 @@ fn map(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
         .collect()
 }
 
-fn security_context(vendor: GpuVendor) -> SecurityContext {
+fn security_context(vendor: Vendor) -> SecurityContext {
     SecurityContext {
         privileged: false,
         allow_privilege_escalation: false,
         read_only_root_filesystem: true,
         capabilities: Capabilities { drop: vec!["ALL"] },
         seccomp_profile: SeccompProfile {
-            kind: vendor.seccomp(),
+            kind: DevicePlugin::seccomp(vendor),
         },
     }
 }
@@ -405,7 +401,10 @@ fn pod(plan: &Plan, labels: &BTreeMap<String, String>) -> PodTemplate {
         ],
         resources: Resources {
             requests: map(&[("cpu", "1"), ("memory", "4Gi")]),
-            limits: map(&[("memory", "16Gi"), (plan.vendor.resource(), &gpus)]),
+            limits: map(&[
+                ("memory", "16Gi"),
+                (DevicePlugin::resource(plan.vendor), &gpus),
+            ]),
         },
         security_context: security_context(plan.vendor),
         volume_mounts: mounts,
@@ -452,14 +451,14 @@ fn pod(plan: &Plan, labels: &BTreeMap<String, String>) -> PodTemplate {
             affinity: Affinity {
                 node_affinity: NodeAffinity {
                     required: NodeSelector {
-                        node_selector_terms: plan.vendor.node_terms(),
+                        node_selector_terms: DevicePlugin::node_terms(plan.vendor),
                     },
                 },
             },
             // GPU nodes are often tainted with the resource's name (Kubernetes' ExtendedResourceToleration admission
             // plugin expects that key: https://kubernetes.io/docs/reference/access-authn-authz/admission-controllers/#extendedresourcetoleration).
             tolerations: vec![Toleration {
-                key: plan.vendor.resource().into(),
+                key: DevicePlugin::resource(plan.vendor).into(),
                 operator: "Exists",
                 effect: "NoSchedule",
             }],
@@ -543,7 +542,7 @@ mod tests {
     fn request() -> Request {
         Request {
             workload: Workload::Job,
-            vendor: GpuVendor::Amd,
+            vendor: Vendor::Amd,
             image: "registry.example.com/gpu/rocmenv:1.0".into(),
             namespace: "gpu-checks".into(),
             check: Check::DoctorSmoke,
@@ -577,12 +576,15 @@ mod tests {
         let mut r = request();
         r.gpus = 0;
         assert!(e(r).starts_with("gpus: "));
+        let mut r = request();
+        r.vendor = Vendor::Cpu;
+        assert!(e(r).starts_with("vendor: a Kubernetes device plugin serves GPUs"));
     }
 
     #[test]
     fn the_manifest_asks_for_the_vendors_gpus_and_labels() {
         let mut r = request();
-        r.vendor = GpuVendor::Nvidia;
+        r.vendor = Vendor::Nvidia;
         r.node = Some("gpu-7".into());
         let text = render(&Plan::new(r).unwrap()).unwrap();
         let doc: serde_yaml_ng::Value =

@@ -5,4 +5,4 @@ pub mod manifest;
 pub mod names;
 pub mod objects;
 
-pub use manifest::{render, script, Check, GpuVendor, Plan, Request, Workload};
+pub use manifest::{render, script, Check, Plan, Request, Workload};

@@ -776,6 +776,18 @@ fn validate_gpus(f: &GpusFile, src: &(String, String)) -> Result<(), MatrixError
                     ),
                 ))
             }
+            Vendor::Cpu => {
+                return Err(fail(
+                    src,
+                    "name",
+                    &g.name,
+                    0,
+                    format!(
+                        "GPU `{}` names vendor cpu: a GPU's vendor is amd or nvidia",
+                        g.name
+                    ),
+                ))
+            }
             _ => {}
         }
         if let Some(t) = g.gfx {

@@ -4,6 +4,7 @@
 
 use crate::error::Error;
 use crate::suites::Level;
+pub use crate::vendor::Vendor;
 
 /// What every node runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -66,28 +67,6 @@ impl Runtime {
             self,
             Runtime::Apptainer | Runtime::Singularity | Runtime::Enroot
         )
-    }
-}
-
-/// Whose GPUs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Vendor {
-    /// AMD (ROCm).
-    Amd,
-    /// NVIDIA (CUDA).
-    Nvidia,
-    /// No GPU: the CPU stack.
-    Cpu,
-}
-
-impl Vendor {
-    /// `amd`, `nvidia`, `cpu`.
-    pub fn name(self) -> &'static str {
-        match self {
-            Vendor::Amd => "amd",
-            Vendor::Nvidia => "nvidia",
-            Vendor::Cpu => "cpu",
-        }
     }
 }
 

@@ -5,6 +5,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 
+use super::BenchOverrides;
+use crate::vendor::Vendor;
+
 /// How much a smoke run does; each level includes the ones below it (like `dcgmi diag -r 1/2/3`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -132,8 +135,8 @@ pub struct Plan {
     pub kind: &'static str,
     /// The level (`standard` for benchmarks).
     pub level: &'static str,
-    /// `amd`, `nvidia` or `cpu`.
-    pub vendor: &'static str,
+    /// Whose device runs it (`amd`, `nvidia` or `cpu` in the plan file).
+    pub vendor: Vendor,
     /// The tests, in suite order.
     pub tests: Vec<PlannedTest>,
 }
@@ -162,7 +165,7 @@ impl Suite {
     pub fn smoke_plan(
         &self,
         level: Level,
-        vendor: &'static str,
+        vendor: Vendor,
         only: &[String],
     ) -> Result<Plan, PlanError> {
         let kind = device_kind(vendor);
@@ -203,8 +206,8 @@ impl Suite {
     pub fn bench_plan(
         &self,
         model: &str,
-        vendor: &'static str,
-        overrides: &[(&str, Value)],
+        vendor: Vendor,
+        overrides: &BenchOverrides,
     ) -> Result<Plan, PlanError> {
         let Some(b) = self.benchmarks.iter().find(|b| b.name == model) else {
             return Err(PlanError::UnknownBenchmark {
@@ -217,15 +220,15 @@ impl Suite {
             .get(&device_kind(vendor))
             .cloned()
             .unwrap_or_default();
-        for (key, value) in overrides {
-            if !params.contains_key(*key) {
+        for (key, value) in overrides.params() {
+            if !params.contains_key(key) {
                 return Err(PlanError::NotAParameter {
                     bench: b.name.clone(),
                     key: key.to_string(),
                     known: params.keys().cloned().collect::<Vec<_>>().join(", "),
                 });
             }
-            params.insert(key.to_string(), value.clone());
+            params.insert(key.to_string(), value);
         }
         Ok(Plan {
             schema_version: 1,
@@ -261,12 +264,12 @@ impl SuiteTest {
     }
 }
 
-/// `cpu` runs the CPU parameters; `amd` and `nvidia` the GPU ones.
-fn device_kind(vendor: &str) -> DeviceKind {
-    if vendor == "cpu" {
-        DeviceKind::Cpu
-    } else {
+/// The CPU runs the CPU parameters; AMD and NVIDIA the GPU ones.
+fn device_kind(vendor: Vendor) -> DeviceKind {
+    if vendor.is_gpu() {
         DeviceKind::Gpu
+    } else {
+        DeviceKind::Cpu
     }
 }
 
@@ -280,7 +283,7 @@ mod tests {
         assert_eq!(s.schema_version, 1);
         assert_eq!(s.levels, [Level::Quick, Level::Standard, Level::Full]);
         let names = |l| -> Vec<String> {
-            s.smoke_plan(l, "cpu", &[])
+            s.smoke_plan(l, Vendor::Cpu, &[])
                 .unwrap()
                 .tests
                 .into_iter()
@@ -303,27 +306,39 @@ mod tests {
         let gemm = |vendor, level| {
             s.smoke_plan(level, vendor, &["gemm".into()]).unwrap().tests[0].params["size"].clone()
         };
-        assert_eq!(gemm("cpu", Level::Quick), 256);
-        assert_eq!(gemm("amd", Level::Quick), 8192);
+        assert_eq!(gemm(Vendor::Cpu, Level::Quick), 256);
+        assert_eq!(gemm(Vendor::Amd, Level::Quick), 8192);
         // full has no gemm params of its own: it takes standard's.
-        assert_eq!(gemm("cpu", Level::Full), gemm("cpu", Level::Standard));
+        assert_eq!(
+            gemm(Vendor::Cpu, Level::Full),
+            gemm(Vendor::Cpu, Level::Standard)
+        );
     }
 
     #[test]
     fn unknown_names_and_parameters_are_refused_with_the_choices() {
         let s = Suite::embedded();
         let e = s
-            .smoke_plan(Level::Quick, "cpu", &["models".into()])
+            .smoke_plan(Level::Quick, Vendor::Cpu, &["models".into()])
             .unwrap_err();
         assert!(
             e.to_string()
                 .starts_with("no test `models` at level quick; the tests are: environment"),
             "{e}"
         );
-        let e = s.bench_plan("resnet", "cpu", &[]).unwrap_err();
+        let e = s
+            .bench_plan("resnet", Vendor::Cpu, &BenchOverrides::default())
+            .unwrap_err();
         assert!(e.to_string().contains("resnet50"), "{e}");
         let e = s
-            .bench_plan("gemm", "cpu", &[("batch", 8.into())])
+            .bench_plan(
+                "gemm",
+                Vendor::Cpu,
+                &BenchOverrides {
+                    batch: Some(8),
+                    ..Default::default()
+                },
+            )
             .unwrap_err();
         assert!(
             e.to_string()
@@ -331,7 +346,14 @@ mod tests {
             "{e}"
         );
         let p = s
-            .bench_plan("resnet50", "cpu", &[("batch", 4.into())])
+            .bench_plan(
+                "resnet50",
+                Vendor::Cpu,
+                &BenchOverrides {
+                    batch: Some(4),
+                    ..Default::default()
+                },
+            )
             .unwrap();
         assert_eq!(p.tests[0].params["batch"], 4);
         assert_eq!(p.kind, "bench");

@@ -4,12 +4,14 @@
 mod files;
 mod judge;
 mod manifest;
+mod overrides;
 mod placement;
 mod result;
 
 pub use files::{suite_files, SUITE_YAML};
 pub use judge::{baselines_from, compare, model_for, Baseline, Baselines};
 pub use manifest::{Benchmark, DeviceKind, Level, Plan, PlanError, PlannedTest, Suite, SuiteTest};
+pub use overrides::{BenchOverrides, Mode, Precision};
 pub use placement::{HostGpu, Placement};
 pub use result::{
     parse_progress, parse_result, tail_lines, Better, Comparison, Device, DeviceInfo, Metric,

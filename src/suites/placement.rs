@@ -78,6 +78,8 @@ impl Placement {
                 }
                 order = pick(order, set("CUDA_VISIBLE_DEVICES"));
             }
+            // No GPU is used: the host list stays in its order.
+            Vendor::Cpu => {}
         }
         Placement {
             host,

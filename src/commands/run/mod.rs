@@ -5,11 +5,12 @@
 mod probe;
 
 use crate::cli::RunArgs;
-use crate::engine::{self, DeviceVendor, Engine, Mount, MountKind, OutputStream, RunSpec};
+use crate::engine::{self, Engine, Mount, MountKind, OutputStream, RunSpec};
 use crate::envplan;
 use crate::error::Error;
 use crate::host::{self, ProbeOptions};
 use crate::matrix::Matrices;
+use crate::vendor::Vendor;
 use std::io::Write;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -23,7 +24,7 @@ pub struct RunPlan {
     /// `--image`, checked as a reference.
     pub image: String,
     /// `--vendor`; `None` detects.
-    pub vendor: Option<DeviceVendor>,
+    pub vendor: Option<Vendor>,
     /// `--gpu N`.
     pub gpu: Option<usize>,
     /// `--timeout`.
@@ -121,7 +122,7 @@ impl RunPlan {
             .transpose()?;
         Ok(RunPlan {
             image: a.image,
-            vendor: a.vendor.map(Into::into),
+            vendor: a.vendor,
             gpu: a.gpu,
             timeout: a.timeout.map(Duration::from_secs),
             memory,
@@ -206,14 +207,14 @@ pub fn plan_run(
     let m = Matrices::load(o.matrices.as_deref())?;
     let (root, session) = host::open(o.sysroot.as_deref(), Duration::from_secs(10))?;
     let facts = crate::inventory::probe(&root, session.as_ref(), &m, &ProbeOptions::default());
-    let vendor = o.vendor.unwrap_or_else(|| DeviceVendor::detect(&facts));
+    let vendor = o.vendor.unwrap_or_else(|| facts.vendor());
     if let Some(n) = o.gpu {
         // A GPU that is not there must not quietly become a CPU run.
         let (amd, nvidia) = (facts.amd_gpus().count(), facts.nvidia_gpus().count());
         let count = match vendor {
-            DeviceVendor::Amd => amd,
-            DeviceVendor::Nvidia => nvidia,
-            DeviceVendor::Cpu => 0,
+            Vendor::Amd => amd,
+            Vendor::Nvidia => nvidia,
+            Vendor::Cpu => 0,
         };
         if n >= count {
             let have = |gpus: Vec<&crate::host::Gpu>| {
@@ -226,20 +227,20 @@ pub fn plan_run(
                 _ if facts.gpus.is_empty() => {
                     format!("GPU {n} does not exist; this host has no GPU")
                 }
-                DeviceVendor::Cpu => {
+                Vendor::Cpu => {
                     format!("--vendor cpu maps no GPU, so GPU {n} cannot be given")
                 }
-                DeviceVendor::Amd if amd == 0 => {
+                Vendor::Amd if amd == 0 => {
                     format!("GPU {n} does not exist; this host has no AMD GPU")
                 }
-                DeviceVendor::Nvidia if nvidia == 0 => {
+                Vendor::Nvidia if nvidia == 0 => {
                     format!("GPU {n} does not exist; this host has no NVIDIA GPU")
                 }
-                DeviceVendor::Amd => format!(
+                Vendor::Amd => format!(
                     "GPU {n} does not exist; this host's AMD GPUs are {}",
                     have(facts.amd_gpus().collect())
                 ),
-                DeviceVendor::Nvidia => format!(
+                Vendor::Nvidia => format!(
                     "GPU {n} does not exist; this host's NVIDIA GPUs are {}",
                     have(facts.nvidia_gpus().collect())
                 ),
@@ -248,7 +249,7 @@ pub fn plan_run(
         }
     }
     let mut env: Vec<(String, String)> = Vec::new();
-    if let Some(v) = vendor.gpu_vendor() {
+    if let Some(v) = vendor.gpu() {
         let inputs: Vec<_> = envplan::inputs_from_host(&facts)
             .into_iter()
             .filter(|g| g.vendor == v)
@@ -268,7 +269,7 @@ pub fn plan_run(
         env.push((k.clone(), v.clone()));
     }
     let daemon_cdi = match (vendor, engine) {
-        (DeviceVendor::Nvidia, Some(e)) => e
+        (Vendor::Nvidia, Some(e)) => e
             .info()
             .map(|i| !i.cdi_spec_dirs.is_empty())
             .unwrap_or(false),
@@ -281,7 +282,7 @@ pub fn plan_run(
         let _ = writeln!(err, "rocmenv run: maps {}", devices.gpus.join(", "));
     } else if facts.wsl && o.vendor.is_none() {
         let _ = writeln!(err, "rocmenv run: note: WSL2 reaches the GPU only through /dev/dxg, which rocmenv does not map: this runs on the CPU");
-    } else if o.vendor != Some(DeviceVendor::Cpu) {
+    } else if o.vendor != Some(Vendor::Cpu) {
         // A run that could have had a GPU says it has none; `--vendor cpu` asked for exactly that.
         let _ = writeln!(err, "rocmenv run: note: maps no GPU ({}): the command runs on the CPU; --vendor cpu runs there without this note", if facts.gpus.is_empty() { "this host shows none" } else { "none of this vendor's" });
     }

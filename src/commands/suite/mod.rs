@@ -6,11 +6,12 @@ mod python;
 
 use super::run::{plan_run, RunPlan};
 use crate::cli::SuiteArgs;
-use crate::engine::{DeviceVendor, Engine, OutputStream, StopSignals, Upload};
+use crate::engine::{Engine, OutputStream, StopSignals, Upload};
 use crate::error::{Error, StopSignal};
 use crate::matrix::Matrices;
 use crate::report::{self, Style};
 use crate::suites::{self, HostGpu, Placement, Plan, ResultError, SuiteResult, TestResult};
+use crate::vendor::Vendor;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -33,7 +34,7 @@ pub(crate) struct Finished {
 /// What a run is aimed at: the vendor and the host's GPUs of that vendor, as doctor numbers them.
 pub(crate) struct Target {
     /// `--vendor`, else what the host's GPUs suggest.
-    pub vendor: DeviceVendor,
+    pub vendor: Vendor,
     /// True when `--vendor` was not given.
     pub detected: bool,
     /// The host's GPUs of the vendor (every GPU for the CPU vendor), in doctor's order.
@@ -43,14 +44,11 @@ pub(crate) struct Target {
 /// Reads the host once for the vendor and its GPUs.
 pub(crate) fn target(args: &SuiteArgs, m: &Matrices) -> Result<Target, Error> {
     let facts = crate::inventory::read(None, m)?;
-    let vendor = match args.vendor {
-        Some(v) => v.into(),
-        None => DeviceVendor::detect(&facts),
-    };
+    let vendor = args.vendor.unwrap_or_else(|| facts.vendor());
     let gpus = facts
         .gpus
         .iter()
-        .filter(|g| vendor.gpu_vendor().is_none_or(|v| g.vendor == v))
+        .filter(|g| !vendor.is_gpu() || g.vendor == vendor)
         .map(|g| HostGpu {
             index: g.index,
             pci_address: g.pci_address.clone(),
@@ -69,9 +67,9 @@ pub(crate) fn expect_gpus(t: &Target, expect: Option<usize>) -> Option<String> {
     let n = expect?;
     let have = t.gpus.len();
     let kind = match t.vendor {
-        DeviceVendor::Amd => "AMD GPU",
-        DeviceVendor::Nvidia => "NVIDIA GPU",
-        DeviceVendor::Cpu => "GPU",
+        Vendor::Amd => "AMD GPU",
+        Vendor::Nvidia => "NVIDIA GPU",
+        Vendor::Cpu => "GPU",
     };
     (have < n).then(|| {
         format!(
@@ -79,15 +77,6 @@ pub(crate) fn expect_gpus(t: &Target, expect: Option<usize>) -> Option<String> {
             if have == 1 { "" } else { "s" }
         )
     })
-}
-
-/// The name a plan and a result use for `v`.
-pub(crate) fn vendor_name(v: DeviceVendor) -> &'static str {
-    match v {
-        DeviceVendor::Amd => "amd",
-        DeviceVendor::Nvidia => "nvidia",
-        DeviceVendor::Cpu => "cpu",
-    }
 }
 
 /// Collects `run.py`'s stdout into lines, printing a row for each finished test.
@@ -130,7 +119,7 @@ struct Where {
 
 /// Checks `--gpu` against the host and works out `Where` (on the host, finding the interpreter when not given).
 fn locate(args: &SuiteArgs, t: &Target) -> Result<Where, Error> {
-    let vendor = t.vendor.gpu_vendor();
+    let vendor = t.vendor.gpu();
     if vendor.is_none() && !args.gpu.is_empty() {
         return Err(Error::usage(
             "gpu",
@@ -320,7 +309,7 @@ fn in_container(
     args: &SuiteArgs,
     image: &str,
     matrices: Option<PathBuf>,
-    vendor: DeviceVendor,
+    vendor: Vendor,
     at: &Where,
     extra: &[String],
     timeout: Option<Duration>,
@@ -331,7 +320,7 @@ fn in_container(
     crate::sanitize::image_reference("image", image)?;
     // CUDA's own default order puts the fastest GPU first; PCI order is the host's numbering.
     let env = match vendor {
-        DeviceVendor::Nvidia => vec![("CUDA_DEVICE_ORDER".into(), "PCI_BUS_ID".into())],
+        Vendor::Nvidia => vec![("CUDA_DEVICE_ORDER".into(), "PCI_BUS_ID".into())],
         _ => Vec::new(),
     };
     let run_plan = RunPlan {
