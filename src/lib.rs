@@ -25,6 +25,7 @@ pub mod report;
 pub mod runtime;
 pub mod sanitize;
 pub mod slurm;
+pub mod status;
 pub mod suites;
 pub mod target;
 pub mod text;

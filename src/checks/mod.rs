@@ -17,19 +17,7 @@ use crate::matrix::Matrices;
 use crate::target::Target;
 use serde::Serialize;
 
-/// The outcome of a check.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Status {
-    /// It holds.
-    Pass,
-    /// It works, with a caveat worth acting on.
-    Warn,
-    /// It will not work as is.
-    Fail,
-    /// It could not be checked; the summary says why.
-    Skip,
-}
+pub use crate::status::Status;
 
 /// One finding.
 #[derive(Debug, Clone, Serialize)]

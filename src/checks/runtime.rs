@@ -76,7 +76,7 @@ fn one(_cx: &Context, id: &'static str, p: &RuntimeProbe, sysfs: usize, vendor: 
                     let bad = [&d.round_trip, &d.kernel]
                         .into_iter()
                         .flatten()
-                        .find(|c| c.status == crate::runtime::CheckStatus::Fail)?;
+                        .find(|c| c.status() == crate::status::Status::Fail)?;
                     Some(format!("device {}: {}", d.index, bad.detail))
                 })
                 .collect();

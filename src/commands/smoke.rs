@@ -6,7 +6,8 @@ use crate::cli::SmokeArgs;
 use crate::error::{Error, EXIT_FAILED};
 use crate::matrix::Matrices;
 use crate::report::{self, Style};
-use crate::suites::{self, Suite, TestResult, TestStatus};
+use crate::status::Status;
+use crate::suites::{self, Suite, TestResult};
 use crate::vendor::Vendor;
 use std::io::Write;
 use std::path::PathBuf;
@@ -55,7 +56,7 @@ pub fn exec(
                 "torch sees {seen} device{} in the run; --expect-gpus {n}",
                 if seen == 1 { "" } else { "s" }
             );
-            let t = TestResult::new("expect-gpus", TestStatus::Fail, Some(why));
+            let t = TestResult::new("expect-gpus", Status::Fail, Some(why));
             super::written(report::render_suite_test(&t, style, out))?;
             finished.result.tests.push(t);
         }

@@ -14,7 +14,7 @@ use crate::host::HostFacts;
 use crate::matrix::Matrices;
 use crate::report::validate::{self as vr, Case, StackReport, Step, ValidateReport};
 use crate::report::{BuildProgress, Style};
-use crate::suites::{SuiteResult, TestStatus};
+use crate::suites::SuiteResult;
 use crate::target::{Target, TargetSpec};
 use crate::vendor::Vendor;
 use std::io::{IsTerminal, Write};
@@ -495,11 +495,7 @@ impl Run<'_> {
             .tests
             .iter()
             .map(|t| {
-                let status = match t.status {
-                    TestStatus::Pass => Status::Pass,
-                    TestStatus::Skip => Status::Skip,
-                    TestStatus::Fail => Status::Fail,
-                };
+                let status = t.status;
                 let figures: Vec<String> = t
                     .metrics
                     .iter()
@@ -612,7 +608,7 @@ impl Run<'_> {
         let reasons: Vec<String> = r
             .tests
             .iter()
-            .filter(|t| t.status == TestStatus::Fail)
+            .filter(|t| t.status == Status::Fail)
             .filter_map(|t| t.reason.clone())
             .collect();
         let summary = match (reasons.is_empty(), figures.is_empty()) {

@@ -5,41 +5,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::path::Path;
 
-/// The outcome of one check or test, in every report kind.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Outcome {
-    /// It passed.
-    Pass,
-    /// It works, with a caveat.
-    Warn,
-    /// It failed.
-    Fail,
-    /// It could not run here.
-    Skip,
-}
-
-impl Outcome {
-    /// How bad it is, for picking the worst of several: fail > warn > pass > skip.
-    pub fn rank(self) -> u8 {
-        match self {
-            Outcome::Skip => 0,
-            Outcome::Pass => 1,
-            Outcome::Warn => 2,
-            Outcome::Fail => 3,
-        }
-    }
-
-    /// `pass`, `warn`, `fail`, `skip`.
-    pub fn name(self) -> &'static str {
-        match self {
-            Outcome::Pass => "pass",
-            Outcome::Warn => "warn",
-            Outcome::Fail => "fail",
-            Outcome::Skip => "skip",
-        }
-    }
-}
+use crate::status::Status;
 
 /// One check or test of one report.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -49,7 +15,7 @@ pub struct Entry {
     /// The check's dotted id or the test's name.
     pub id: String,
     /// How it ended.
-    pub status: Outcome,
+    pub status: Status,
     /// One line (a per-device doctor check names its device first).
     pub summary: String,
     /// A step a person can follow.
@@ -95,9 +61,9 @@ fn array<'a>(v: &'a Value, key: &str, what: &str) -> Result<&'a Vec<Value>, Why>
         .ok_or_else(|| format!("`{key}` of a {what} report is not a list"))
 }
 
-fn status(v: &Value, what: &str, allowed: &[Outcome]) -> Result<Outcome, Why> {
+fn status(v: &Value, what: &str, allowed: &[Status]) -> Result<Status, Why> {
     let s = text(v, "status", what)?;
-    let o: Outcome = serde_json::from_value(Value::String(s.clone()))
+    let o: Status = serde_json::from_value(Value::String(s.clone()))
         .map_err(|_| format!("a {what} status `{s}` (expected pass, warn, fail or skip)"))?;
     if allowed.contains(&o) {
         Ok(o)
@@ -108,7 +74,7 @@ fn status(v: &Value, what: &str, allowed: &[Outcome]) -> Result<Outcome, Why> {
     }
 }
 
-const ALL: [Outcome; 4] = [Outcome::Pass, Outcome::Warn, Outcome::Fail, Outcome::Skip];
+const ALL: [Status; 4] = [Status::Pass, Status::Warn, Status::Fail, Status::Skip];
 
 /// `doctor --json`: its findings; a per-device finding names its device before a summary that does not.
 fn doctor(doc: &Value) -> Result<Vec<Entry>, Why> {
@@ -138,7 +104,7 @@ fn suite(doc: &Value, kind: &str) -> Result<Vec<Entry>, Why> {
     array(doc, "tests", kind)?
         .iter()
         .map(|t| {
-            let st = status(t, &what, &[Outcome::Pass, Outcome::Fail, Outcome::Skip])?;
+            let st = status(t, &what, &[Status::Pass, Status::Fail, Status::Skip])?;
             let reason = opt_text(t, "reason").unwrap_or_default();
             Ok(Entry {
                 group: kind.to_string(),

@@ -5,5 +5,5 @@ pub mod input;
 pub mod render;
 pub mod table;
 
-pub use input::{parse, parse_doc, Entry, NodeReport, Outcome};
+pub use input::{parse, parse_doc, Entry, NodeReport};
 pub use table::{merge, Counts, Merged};

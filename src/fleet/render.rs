@@ -1,8 +1,8 @@
 //! The merged table as text (a compact matrix with numbered node columns, readable for dozens of nodes, then every
 //! failure and warning in full), JSON (which merge reads back), JUnit (a suite per node) and Markdown.
 
-use super::input::Outcome;
 use super::table::{Counts, Merged};
+use crate::status::Status;
 use serde_json::json;
 use std::io::{self, Write};
 
@@ -22,12 +22,12 @@ fn headline(m: &Merged) -> String {
     )
 }
 
-fn mark(o: Outcome) -> &'static str {
+fn mark(o: Status) -> &'static str {
     match o {
-        Outcome::Pass => "✓",
-        Outcome::Warn => "!",
-        Outcome::Fail => "✗",
-        Outcome::Skip => "-",
+        Status::Pass => "✓",
+        Status::Warn => "!",
+        Status::Fail => "✗",
+        Status::Skip => "-",
     }
 }
 
@@ -40,7 +40,7 @@ fn counts(c: &Counts) -> String {
 
 /// A failed or warned cell, for the list under the table.
 struct Problem<'a> {
-    status: Outcome,
+    status: Status,
     node: &'a str,
     group: &'a str,
     id: &'a str,
@@ -51,7 +51,7 @@ struct Problem<'a> {
 /// Failures, then warnings, node by node.
 fn problems(m: &Merged) -> Vec<Problem<'_>> {
     let mut out = Vec::new();
-    for want in [Outcome::Fail, Outcome::Warn] {
+    for want in [Status::Fail, Status::Warn] {
         for n in &m.nodes {
             for r in &m.rows {
                 if let Some(c) = r.nodes.get(&n.name).filter(|c| c.status == want) {
@@ -172,17 +172,17 @@ pub fn junit(m: &Merged) -> String {
                 None => c.summary.clone(),
             };
             let mut st = match c.status {
-                Outcome::Pass | Outcome::Warn => TestCaseStatus::success(),
-                Outcome::Skip => TestCaseStatus::skipped(),
-                Outcome::Fail => TestCaseStatus::non_success(NonSuccessKind::Failure),
+                Status::Pass | Status::Warn => TestCaseStatus::success(),
+                Status::Skip => TestCaseStatus::skipped(),
+                Status::Fail => TestCaseStatus::non_success(NonSuccessKind::Failure),
             };
-            if matches!(c.status, Outcome::Fail | Outcome::Skip) {
+            if matches!(c.status, Status::Fail | Status::Skip) {
                 st.set_message(c.summary.as_str());
                 st.set_description(with_fix.as_str());
             }
             let mut case = TestCase::new(r.id.as_str(), st);
             case.set_classname(format!("rocmenv.{}", r.group.replace(' ', ".")));
-            if c.status == Outcome::Warn {
+            if c.status == Status::Warn {
                 case.set_system_out(format!("warning: {with_fix}"));
             }
             suite.add_test_case(case);
@@ -200,12 +200,12 @@ fn md(s: &str) -> String {
         .replace(['\n', '\r'], " ")
 }
 
-fn md_mark(o: Outcome) -> &'static str {
+fn md_mark(o: Status) -> &'static str {
     match o {
-        Outcome::Pass => "pass",
-        Outcome::Warn => "**warn**",
-        Outcome::Fail => "**FAIL**",
-        Outcome::Skip => "skip",
+        Status::Pass => "pass",
+        Status::Warn => "**warn**",
+        Status::Fail => "**FAIL**",
+        Status::Skip => "skip",
     }
 }
 

@@ -1,7 +1,8 @@
 //! Many node reports as one table: a row per check or test, a cell per node holding the worst outcome of that check
 //! there (a per-GPU doctor check runs once per device).
 
-use super::input::{Entry, NodeReport, Outcome};
+use super::input::{Entry, NodeReport};
+use crate::status::Status;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -19,12 +20,12 @@ pub struct Counts {
 }
 
 impl Counts {
-    fn add(&mut self, o: Outcome) {
+    fn add(&mut self, o: Status) {
         match o {
-            Outcome::Pass => self.pass += 1,
-            Outcome::Warn => self.warn += 1,
-            Outcome::Fail => self.fail += 1,
-            Outcome::Skip => self.skip += 1,
+            Status::Pass => self.pass += 1,
+            Status::Warn => self.warn += 1,
+            Status::Fail => self.fail += 1,
+            Status::Skip => self.skip += 1,
         }
     }
 }
@@ -33,7 +34,7 @@ impl Counts {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Cell {
     /// The worst outcome of the check there.
-    pub status: Outcome,
+    pub status: Status,
     /// The worst entry's line, with how many of several entries it stands for.
     pub summary: String,
     /// Its fix.
@@ -227,7 +228,7 @@ mod tests {
         assert_eq!(v, ["cpu", "gpu-1", "gpu-2", "gpu-02b", "gpu-10"]);
     }
 
-    fn entry(id: &str, status: Outcome, summary: &str) -> Entry {
+    fn entry(id: &str, status: Status, summary: &str) -> Entry {
         Entry {
             group: "doctor".into(),
             id: id.into(),
@@ -249,16 +250,16 @@ mod tests {
             r(
                 "b",
                 vec![
-                    entry("gpu.x", Outcome::Pass, "0: ok"),
-                    entry("gpu.x", Outcome::Fail, "1: broken"),
-                    entry("gpu.x", Outcome::Pass, "2: ok"),
+                    entry("gpu.x", Status::Pass, "0: ok"),
+                    entry("gpu.x", Status::Fail, "1: broken"),
+                    entry("gpu.x", Status::Pass, "2: ok"),
                 ],
             ),
             r(
                 "a",
                 vec![
-                    entry("gpu.x", Outcome::Pass, "0: ok"),
-                    entry("os", Outcome::Warn, "old"),
+                    entry("gpu.x", Status::Pass, "0: ok"),
+                    entry("os", Status::Warn, "old"),
                 ],
             ),
         ]);
@@ -268,7 +269,7 @@ mod tests {
         );
         assert_eq!(m.rows.len(), 2);
         assert_eq!(m.rows[0].nodes["b"].summary, "1: broken (1 of 3 fail)");
-        assert_eq!(m.rows[0].nodes["a"].status, Outcome::Pass);
+        assert_eq!(m.rows[0].nodes["a"].status, Status::Pass);
         assert!(!m.rows[1].nodes.contains_key("b"));
         assert_eq!(
             m.summary,

@@ -1,6 +1,7 @@
 //! The plain-text report of `rocmenv probe`, with doctor's ✓ ! ✗ - marks.
 
-use crate::runtime::{Check, CheckStatus, ProbeStatus, RuntimeDevice, RuntimeProbe, RuntimeReport};
+use crate::runtime::{Check, ProbeStatus, RuntimeDevice, RuntimeProbe, RuntimeReport};
+use crate::status::Status;
 use std::io::Write;
 
 /// Writes both runtimes as text for people.
@@ -78,10 +79,12 @@ fn device(d: &RuntimeDevice, out: &mut dyn Write) -> std::io::Result<()> {
 }
 
 fn check_line(what: &str, c: &Check, out: &mut dyn Write) -> std::io::Result<()> {
-    let mark = match c.status {
-        CheckStatus::Pass => "✓",
-        CheckStatus::Fail => "✗",
-        CheckStatus::Skip => "-",
+    let mark = match c.status() {
+        Status::Pass => "✓",
+        // Never made by a probe (see `runtime::Check`); shown as the human report shows a warning.
+        Status::Warn => "!",
+        Status::Fail => "✗",
+        Status::Skip => "-",
     };
     writeln!(out, "     {mark} {what}: {}", c.detail)?;
     if let Some(e) = &c.error {

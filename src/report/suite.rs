@@ -3,17 +3,9 @@
 
 use super::Style;
 use crate::checks::Status;
-use crate::suites::{Comparison, SuiteResult, TestResult, TestStatus};
+use crate::suites::{Comparison, SuiteResult, TestResult};
 use std::io::Write;
 use std::time::Duration;
-
-fn status(s: TestStatus) -> Status {
-    match s {
-        TestStatus::Pass => Status::Pass,
-        TestStatus::Skip => Status::Skip,
-        TestStatus::Fail => Status::Fail,
-    }
-}
 
 /// A figure with its unit, rounded for reading.
 fn figure(value: f64, unit: &str) -> String {
@@ -101,14 +93,14 @@ impl SuiteRows {
         writeln!(
             out,
             "  {} {:<16} {:>7.1} s{metrics}",
-            super::human::mark(status(t.status), style),
+            super::human::mark(t.status, style),
             entry_name(t),
             t.duration_s
         )?;
         let Some(reason) = t.reason.as_deref().filter(|r| !r.trim().is_empty()) else {
             return Ok(());
         };
-        if t.status == TestStatus::Pass {
+        if t.status == Status::Pass {
             return writeln!(out, "      note: {}", first_line(reason, 160));
         }
         if let Some((_, first)) = self.shown.iter().find(|(r, _)| r == reason) {
@@ -138,7 +130,7 @@ pub fn render_suite_test(t: &TestResult, style: Style, out: &mut dyn Write) -> s
 /// Errors that more than one test ended with, each once with the tests it affected.
 fn repeated_errors(r: &SuiteResult) -> Vec<(String, Vec<String>)> {
     let mut groups: Vec<(String, Vec<String>)> = Vec::new();
-    for t in r.tests.iter().filter(|t| t.status == TestStatus::Fail) {
+    for t in r.tests.iter().filter(|t| t.status == Status::Fail) {
         let Some(reason) = t.reason.as_deref().filter(|r| !r.trim().is_empty()) else {
             continue;
         };
@@ -306,15 +298,15 @@ pub fn junit(r: &SuiteResult, suite_name: &str) -> String {
     let mut suite = TestSuite::new(suite_name);
     for t in &r.tests {
         let mut st = match t.status {
-            TestStatus::Pass => TestCaseStatus::success(),
-            TestStatus::Skip => TestCaseStatus::skipped(),
-            TestStatus::Fail => TestCaseStatus::non_success(NonSuccessKind::Failure),
+            Status::Pass | Status::Warn => TestCaseStatus::success(),
+            Status::Skip => TestCaseStatus::skipped(),
+            Status::Fail => TestCaseStatus::non_success(NonSuccessKind::Failure),
         };
         let device = t
             .device_label()
             .map(|d| format!("{d}: "))
             .unwrap_or_default();
-        if t.status != TestStatus::Pass {
+        if t.status != Status::Pass {
             if let Some(reason) = &t.reason {
                 st.set_message(format!(
                     "{device}{}",
@@ -328,7 +320,7 @@ pub fn junit(r: &SuiteResult, suite_name: &str) -> String {
             st.set_description(text);
         }
         let mut case = TestCase::new(entry_name(t), st);
-        if t.status == TestStatus::Pass {
+        if t.status == Status::Pass {
             if let Some(note) = t.reason.as_deref().filter(|r| !r.trim().is_empty()) {
                 case.set_system_out(note);
             }
@@ -359,7 +351,7 @@ mod tests {
             "quick",
             vec![TestResult {
                 name: "gemm".into(),
-                status: TestStatus::Pass,
+                status: Status::Pass,
                 reason: None,
                 fix: None,
                 metrics: vec![Metric {
@@ -379,7 +371,7 @@ mod tests {
         );
         r.tests.push(TestResult {
             name: "onnx".into(),
-            status: TestStatus::Skip,
+            status: Status::Skip,
             reason: Some("onnxruntime is not installed in this image".into()),
             fix: None,
             metrics: vec![],
@@ -419,12 +411,7 @@ mod tests {
         );
     }
 
-    fn on_gpu(
-        name: &str,
-        status: TestStatus,
-        reason: Option<&str>,
-        gpu: Option<usize>,
-    ) -> TestResult {
+    fn on_gpu(name: &str, status: Status, reason: Option<&str>, gpu: Option<usize>) -> TestResult {
         let mut t = TestResult::new(name, status, reason.map(str::to_string));
         t.device = gpu.map(|g| g as u32 - 2);
         t.gpu = gpu;
@@ -434,7 +421,7 @@ mod tests {
     /// Issue 25: `device0_total_memory_bytes 24105 MiB` was labelled in bytes and shown in MiB.
     #[test]
     fn a_bytes_metric_shown_in_mib_drops_its_bytes_suffix() {
-        let mut t = TestResult::new("env", TestStatus::Pass, None);
+        let mut t = TestResult::new("env", Status::Pass, None);
         t.metrics = vec![Metric {
             name: "device0_total_memory_bytes".into(),
             value: Some(24105.0 * 1048576.0),
@@ -456,13 +443,13 @@ mod tests {
         r.tests = vec![
             on_gpu(
                 "gemm",
-                TestStatus::Pass,
+                Status::Pass,
                 Some("fp16 skipped: no fp16 matmul\nmore"),
                 Some(2),
             ),
             on_gpu(
                 "gemm",
-                TestStatus::Fail,
+                Status::Fail,
                 Some("row 4000 off by 3.1 (atol 0.01)"),
                 Some(3),
             ),
@@ -501,7 +488,7 @@ mod tests {
         let why = "torch cannot be imported: No module named 'torch'";
         r.tests = ["environment", "numerics", "gemm"]
             .iter()
-            .map(|n| TestResult::new(n, TestStatus::Fail, Some(why.into())))
+            .map(|n| TestResult::new(n, Status::Fail, Some(why.into())))
             .collect();
         let mut out = Vec::new();
         let mut rows = SuiteRows::default();
@@ -552,7 +539,7 @@ mod tests {
         let mut r = result();
         r.tests.push(TestResult {
             name: "tune".into(),
-            status: TestStatus::Pass,
+            status: Status::Pass,
             reason: None,
             fix: None,
             metrics: vec![

@@ -23,6 +23,7 @@ pub use hip::{
 pub use hip_errors::{hip_error, hip_error_info};
 
 use crate::host::HostRoot;
+use crate::status::Status;
 use serde::Serialize;
 use std::path::PathBuf;
 
@@ -110,31 +111,25 @@ pub struct RuntimeDevice {
 /// A device check's result.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Check {
-    /// Pass, fail, or skip (with the reason in `detail`).
-    pub status: CheckStatus,
+    /// Pass, fail, or skip (with the reason in `detail`); private so that only the constructors below, which never
+    /// warn, make one.
+    status: Status,
     /// What was done or why it failed or was skipped.
     pub detail: String,
     /// The runtime error behind a failure.
     pub error: Option<RuntimeError>,
 }
 
-/// A device check's outcome.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum CheckStatus {
-    /// It worked and the data matched.
-    Pass,
-    /// It failed or the data did not match.
-    Fail,
-    /// It could not run (e.g. no NVRTC); `detail` says why.
-    Skip,
-}
-
 impl Check {
+    /// Pass, fail, or skip (with the reason in `detail`); never warn.
+    pub fn status(&self) -> Status {
+        self.status
+    }
+
     /// A passed check.
     pub fn pass(detail: impl Into<String>) -> Self {
         Check {
-            status: CheckStatus::Pass,
+            status: Status::Pass,
             detail: detail.into(),
             error: None,
         }
@@ -143,7 +138,7 @@ impl Check {
     /// A failed check, with the runtime error when there is one.
     pub fn fail(detail: impl Into<String>, error: Option<RuntimeError>) -> Self {
         Check {
-            status: CheckStatus::Fail,
+            status: Status::Fail,
             detail: detail.into(),
             error,
         }
@@ -152,7 +147,7 @@ impl Check {
     /// A check that could not run.
     pub fn skip(detail: impl Into<String>) -> Self {
         Check {
-            status: CheckStatus::Skip,
+            status: Status::Skip,
             detail: detail.into(),
             error: None,
         }
@@ -160,7 +155,7 @@ impl Check {
 
     /// True unless it failed.
     pub fn ok(&self) -> bool {
-        self.status != CheckStatus::Fail
+        self.status != Status::Fail
     }
 }
 

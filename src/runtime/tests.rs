@@ -150,7 +150,10 @@ fn fake_gpus_pass_and_get_gfx_from_kfd() {
     assert_eq!(d0.gfx.as_deref(), Some("gfx942"));
     assert_eq!(d0.multiprocessors, Some(304));
     assert_eq!(d0.memory_free, Some(190 << 30));
-    assert_eq!(d0.round_trip.as_ref().unwrap().status, CheckStatus::Pass);
+    assert_eq!(
+        d0.round_trip.as_ref().unwrap().status,
+        crate::status::Status::Pass
+    );
     assert!(d0.kernel.is_none());
     // The second device has no KFD node: gfx is null and a note says why.
     assert_eq!(p.devices[1].gfx, None);

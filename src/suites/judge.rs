@@ -2,8 +2,9 @@
 //! share of the peak a GEMM or a copy reached, and whether a benchmark regressed.
 
 use super::placement::HostGpu;
-use super::result::{Better, Comparison, Metric, SuiteResult, TestResult, TestStatus};
+use super::result::{Better, Comparison, Metric, SuiteResult, TestResult};
 use crate::matrix::{GpuModel, Matrices};
+use crate::status::Status;
 use serde::{Deserialize, Serialize};
 
 /// A baselines file (`--baseline FILE`, written by `--save-baseline FILE`).
@@ -202,7 +203,7 @@ pub fn compare(
     let infos = r.device.infos();
     let mut matched = vec![false; baselines.len()];
     let mut out = Vec::new();
-    for t in r.tests.iter().filter(|t| t.status == TestStatus::Pass) {
+    for t in r.tests.iter().filter(|t| t.status == Status::Pass) {
         let device = device_name(r, t);
         let pci_id = t
             .gpu
@@ -279,7 +280,7 @@ pub fn baselines_from(r: &SuiteResult, source: &str) -> Baselines {
         "image_size",
     ];
     let mut figures: Vec<(Baseline, Vec<f64>)> = Vec::new();
-    for t in r.tests.iter().filter(|t| t.status == TestStatus::Pass) {
+    for t in r.tests.iter().filter(|t| t.status == Status::Pass) {
         let params: serde_json::Map<_, _> = t
             .params
             .iter()
@@ -509,7 +510,7 @@ mod tests {
         params.insert("precision".into(), precision.into());
         r.tests.push(TestResult {
             name: test.into(),
-            status: TestStatus::Pass,
+            status: Status::Pass,
             reason: None,
             fix: None,
             metrics: vec![Metric {

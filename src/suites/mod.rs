@@ -15,5 +15,5 @@ pub use overrides::{BenchOverrides, Mode, Precision};
 pub use placement::{HostGpu, Placement};
 pub use result::{
     parse_progress, parse_result, tail_lines, Better, Comparison, Device, DeviceInfo, Metric,
-    ResultError, SuiteResult, TestResult, TestStatus, PROGRESS_PREFIX, SCHEMA_VERSION,
+    ResultError, SuiteResult, TestResult, PROGRESS_PREFIX, SCHEMA_VERSION,
 };

@@ -9,6 +9,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 
+use crate::status::Status;
+
 /// The result document's format version rocmenv writes.
 pub const SCHEMA_VERSION: u32 = 2;
 
@@ -114,25 +116,14 @@ pub struct Device {
     pub devices: Vec<Value>,
 }
 
-/// How one test ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum TestStatus {
-    /// It passed.
-    Pass,
-    /// It could not run here, and says why.
-    Skip,
-    /// It failed.
-    Fail,
-}
-
 /// One test's entry.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TestResult {
     /// The test (`numerics`, or `models/resnet50` for a part).
     pub name: String,
-    /// How it ended.
-    pub status: TestStatus,
+    /// How it ended: pass, skip or fail.
+    #[serde(deserialize_with = "Status::deserialize_test")]
+    pub status: Status,
     /// Why it failed or skipped, or notes on a pass.
     #[serde(default)]
     pub reason: Option<String>,
@@ -158,7 +149,7 @@ pub struct TestResult {
 
 impl TestResult {
     /// A test entry with no metrics, parameters or device.
-    pub fn new(name: &str, status: TestStatus, reason: Option<String>) -> TestResult {
+    pub fn new(name: &str, status: Status, reason: Option<String>) -> TestResult {
         TestResult {
             name: name.to_string(),
             status,
@@ -345,7 +336,7 @@ impl SuiteResult {
         } else {
             format!("{reason}; its last output:\n{tail}")
         };
-        tests.push(TestResult::new(failure, TestStatus::Fail, Some(reason)));
+        tests.push(TestResult::new(failure, Status::Fail, Some(reason)));
         SuiteResult {
             schema_version: SCHEMA_VERSION,
             kind: kind.to_string(),
@@ -363,17 +354,13 @@ impl SuiteResult {
 
     /// True when no test failed.
     pub fn passed(&self) -> bool {
-        self.tests.iter().all(|t| t.status != TestStatus::Fail)
+        self.tests.iter().all(|t| t.status != Status::Fail)
     }
 
     /// How many tests passed, failed and skipped.
     pub fn counts(&self) -> (usize, usize, usize) {
         let n = |s| self.tests.iter().filter(|t| t.status == s).count();
-        (
-            n(TestStatus::Pass),
-            n(TestStatus::Fail),
-            n(TestStatus::Skip),
-        )
+        (n(Status::Pass), n(Status::Fail), n(Status::Skip))
     }
 }
 
@@ -408,7 +395,7 @@ mod tests {
         assert!(r.passed());
         let line = r#"@rocmenv-test {"name": "numerics", "status": "fail", "reason": "fp16 matmul off", "fix": null, "metrics": [], "params": {}, "duration_s": 1.0}"#;
         let t = parse_progress(line).unwrap();
-        assert_eq!((t.name.as_str(), t.status), ("numerics", TestStatus::Fail));
+        assert_eq!((t.name.as_str(), t.status), ("numerics", Status::Fail));
         assert_eq!(parse_progress("numerics ok"), None);
     }
 

@@ -3,7 +3,8 @@
 //! in, a serialisable page out; the template (`page.html`) lays it out.
 
 use super::chart::{self, Chart};
-use crate::fleet::{self, Merged, NodeReport, Outcome};
+use crate::fleet::{self, Merged, NodeReport};
+use crate::status::Status;
 use serde::Serialize;
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -381,7 +382,7 @@ fn seed_table(sources: &[(&str, &Value)]) -> Option<SeedTable> {
     })
 }
 
-fn cell_status(o: Outcome) -> &'static str {
+fn cell_status(o: Status) -> &'static str {
     o.name()
 }
 
