@@ -518,7 +518,7 @@ pub fn report_file(data: &[u8]) {
             crate::fleet::render::text(&merged, &mut out).expect("rendering to memory");
             crate::fleet::render::markdown(&merged, &mut out).expect("rendering to memory");
             let _ = crate::fleet::render::json(&merged);
-            let xml = crate::fleet::render::junit(&merged);
+            let xml = crate::report::merge_junit(&merged);
             assert!(xml.starts_with("<?xml"), "{xml}");
         }
         Err(why) => assert!(!why.to_string().contains('\n'), "one line: {why}"),

@@ -1,5 +1,5 @@
 //! The merged table as text (a compact matrix with numbered node columns, readable for dozens of nodes, then every
-//! failure and warning in full), JSON (which merge reads back), JUnit (a suite per node) and Markdown.
+//! failure and warning in full), JSON (which merge reads back) and Markdown; its JUnit is `report::merge_junit`.
 
 use super::table::{Counts, Merged};
 use crate::status::Status;
@@ -154,43 +154,6 @@ pub fn json(m: &Merged) -> serde_json::Value {
         "checks": m.rows,
         "summary": m.summary,
     })
-}
-
-/// JUnit XML: a `<testsuite>` per node, a `<testcase>` per check it reported (classname `rocmenv.<group>`); a
-/// failure carries its summary and fix, a warning passes with the warning as its output, a skip says why.
-pub fn junit(m: &Merged) -> String {
-    use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
-    let mut report = Report::new("rocmenv report merge");
-    for n in &m.nodes {
-        let mut suite = TestSuite::new(n.name.as_str());
-        for r in &m.rows {
-            let Some(c) = r.nodes.get(&n.name) else {
-                continue;
-            };
-            let with_fix = match &c.fix {
-                Some(f) => format!("{}\nfix: {f}", c.summary),
-                None => c.summary.clone(),
-            };
-            let mut st = match c.status {
-                Status::Pass | Status::Warn => TestCaseStatus::success(),
-                Status::Skip => TestCaseStatus::skipped(),
-                Status::Fail => TestCaseStatus::non_success(NonSuccessKind::Failure),
-            };
-            if matches!(c.status, Status::Fail | Status::Skip) {
-                st.set_message(c.summary.as_str());
-                st.set_description(with_fix.as_str());
-            }
-            let mut case = TestCase::new(r.id.as_str(), st);
-            case.set_classname(format!("rocmenv.{}", r.group.replace(' ', ".")));
-            if c.status == Status::Warn {
-                case.set_system_out(format!("warning: {with_fix}"));
-            }
-            suite.add_test_case(case);
-        }
-        report.add_test_suite(suite);
-    }
-    // Serialising owned strings into memory cannot fail.
-    report.to_string().unwrap_or_default()
 }
 
 /// Text safe in a Markdown table cell: `|` escaped, lines joined.

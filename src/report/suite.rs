@@ -1,6 +1,7 @@
 //! Smoke and benchmark results for people (a row per test as it finishes, then the figures beside their peak and
 //! baseline) and for CI (JUnit XML through quick-junit: one suite per run, one case per test and device).
 
+use super::junit as xml;
 use super::Style;
 use crate::checks::Status;
 use crate::suites::{Comparison, SuiteResult, TestResult};
@@ -294,50 +295,42 @@ pub fn render_tune(r: &SuiteResult, out: &mut dyn Write) -> std::io::Result<()> 
 /// The run as JUnit XML: one `<testsuite>` named after the kind and level, one `<testcase>` per test; a failure
 /// carries the reason as its message and the fix as its text, a skip its reason.
 pub fn junit(r: &SuiteResult, suite_name: &str) -> String {
-    use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
-    let mut suite = TestSuite::new(suite_name);
-    for t in &r.tests {
-        let mut st = match t.status {
-            Status::Pass | Status::Warn => TestCaseStatus::success(),
-            Status::Skip => TestCaseStatus::skipped(),
-            Status::Fail => TestCaseStatus::non_success(NonSuccessKind::Failure),
-        };
-        let device = t
-            .device_label()
-            .map(|d| format!("{d}: "))
-            .unwrap_or_default();
-        if t.status != Status::Pass {
-            if let Some(reason) = &t.reason {
-                st.set_message(format!(
-                    "{device}{}",
-                    reason.lines().next().unwrap_or_default()
-                ));
-            }
-            let mut text = format!("{device}{}", t.reason.clone().unwrap_or_default());
+    let cases = r
+        .tests
+        .iter()
+        .map(|t| {
+            let device = t
+                .device_label()
+                .map(|d| format!("{d}: "))
+                .unwrap_or_default();
+            let mut case = xml::Case::new(entry_name(t), format!("rocmenv.{}", r.kind), t.status);
+            case.message = t
+                .reason
+                .as_ref()
+                .map(|reason| format!("{device}{}", reason.lines().next().unwrap_or_default()));
+            case.text = format!("{device}{}", t.reason.clone().unwrap_or_default());
             if let Some(f) = &t.fix {
-                text.push_str(&format!("\nfix: {f}"));
+                case.text.push_str(&format!("\nfix: {f}"));
             }
-            st.set_description(text);
-        }
-        let mut case = TestCase::new(entry_name(t), st);
-        if t.status == Status::Pass {
-            if let Some(note) = t.reason.as_deref().filter(|r| !r.trim().is_empty()) {
-                case.set_system_out(note);
+            if t.status == Status::Pass {
+                case.note = t.reason.clone().filter(|r| !r.trim().is_empty());
             }
-        }
-        case.set_classname(format!("rocmenv.{}", r.kind));
-        case.set_time(Duration::from_secs_f64(t.duration_s.max(0.0)));
-        for m in &t.metrics {
-            if let Some(v) = m.value {
-                case.add_property((m.name.as_str(), format!("{v} {}", m.unit).as_str()));
-            }
-        }
-        suite.add_test_case(case);
-    }
-    let mut report = Report::new("rocmenv");
-    report.add_test_suite(suite);
-    // Serialising owned strings into memory cannot fail.
-    report.to_string().unwrap_or_default()
+            case.time = Some(Duration::from_secs_f64(t.duration_s.max(0.0)));
+            case.properties = t
+                .metrics
+                .iter()
+                .filter_map(|m| Some((m.name.clone(), format!("{} {}", m.value?, m.unit))))
+                .collect();
+            case
+        })
+        .collect();
+    xml::write(
+        "rocmenv",
+        vec![xml::Suite {
+            name: suite_name.to_string(),
+            cases,
+        }],
+    )
 }
 
 #[cfg(test)]

@@ -2,6 +2,7 @@
 //! which `rocmenv report merge` reads), JUnit (one suite per stack), Markdown, and GitHub Actions annotations.
 
 use super::human::mark;
+use super::junit;
 use super::Style;
 use crate::checks::{Status, Summary};
 use crate::suites::Comparison;
@@ -179,43 +180,40 @@ pub fn validate_json(r: &ValidateReport) -> String {
 /// JUnit XML: one `<testsuite>` per stack, one `<testcase>` per case (classname `<stack>.<step>`); a failure carries
 /// the summary as its message and the fix in its text, a skip its reason, a warning passes with it in system-out.
 pub fn validate_junit(r: &ValidateReport) -> String {
-    use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
-    let mut report = Report::new("rocmenv validate");
-    for s in &r.stacks {
-        let mut suite = TestSuite::new(s.name.clone());
-        for c in &s.cases {
-            let mut st = match c.status {
-                Status::Pass | Status::Warn => TestCaseStatus::success(),
-                Status::Skip => TestCaseStatus::skipped(),
-                Status::Fail => TestCaseStatus::non_success(NonSuccessKind::Failure),
-            };
-            if matches!(c.status, Status::Fail | Status::Skip) {
-                st.set_message(c.summary.clone());
-                let mut text = c.summary.clone();
-                if let Some(d) = &c.detail {
-                    text.push_str(&format!("\n{d}"));
-                }
-                if let Some(f) = &c.fix {
-                    text.push_str(&format!("\nfix: {f}"));
-                }
-                st.set_description(text);
-            }
-            let mut case = TestCase::new(c.name(), st);
-            case.set_classname(format!("{}.{}", s.name, c.step.name()));
-            case.set_time(c.duration);
-            if c.status == Status::Warn {
-                let fix = c
-                    .fix
-                    .as_deref()
-                    .map(|f| format!("\nfix: {f}"))
-                    .unwrap_or_default();
-                case.set_system_out(format!("warning: {}{fix}", c.summary));
-            }
-            suite.add_test_case(case);
-        }
-        report.add_test_suite(suite);
-    }
-    report.to_string().unwrap_or_default()
+    let suites = r
+        .stacks
+        .iter()
+        .map(|s| junit::Suite {
+            name: s.name.clone(),
+            cases: s
+                .cases
+                .iter()
+                .map(|c| {
+                    let fix = c
+                        .fix
+                        .as_deref()
+                        .map(|f| format!("\nfix: {f}"))
+                        .unwrap_or_default();
+                    let detail = c
+                        .detail
+                        .as_deref()
+                        .map(|d| format!("\n{d}"))
+                        .unwrap_or_default();
+                    let mut case = junit::Case::new(
+                        c.name(),
+                        format!("{}.{}", s.name, c.step.name()),
+                        c.status,
+                    );
+                    case.message = Some(c.summary.clone());
+                    case.text = format!("{}{detail}{fix}", c.summary);
+                    case.note = (c.status == Status::Warn).then(|| format!("{}{fix}", c.summary));
+                    case.time = Some(c.duration);
+                    case
+                })
+                .collect(),
+        })
+        .collect();
+    junit::write("rocmenv validate", suites)
 }
 
 /// A Markdown table cell: one line, pipes escaped.
