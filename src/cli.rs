@@ -23,12 +23,16 @@ pub struct Cli {
 /// The commands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Check this host for ROCm or CUDA PyTorch, with a fix for each problem.
+    ///
     /// Check this host (or a captured host tree): kernel, distro, GPUs, drivers, device nodes,
     /// ROCm/CUDA, environment, topology and Docker, each with a fix.
     ///
     /// Exit codes: 0 all passed (warnings allowed), 1 a check failed (or warned, with --strict),
     /// 2 bad input (flags, matrices, sysroot), 3 the environment could not be used.
     Doctor(DoctorArgs),
+    /// Write a support bundle that `doctor --sysroot` reads back.
+    ///
     /// Write a support bundle: exactly the files doctor reads (in the --sysroot layout), the facts no file shows
     /// (.rocmenv/recorded.yaml: user, groups, environment, device-node owners; with --deep the tools' output) and
     /// doctor's JSON report, as one .tar.zst. Read it back with `rocmenv doctor --sysroot FILE.tar.zst`.
@@ -36,12 +40,16 @@ pub enum Command {
     /// Exit codes: 0 written, 2 bad input (the output file exists without --force, a bad --sysroot),
     /// 3 the bundle could not be written.
     Collect(CollectArgs),
+    /// Print the GPU variables a framework needs here (eval "$(rocmenv env)").
+    ///
     /// Print the variables a framework needs for this host's GPUs (or `--gfx`): HSA_OVERRIDE_GFX_VERSION when
     /// the ROCm release lacks the GPU's target, PYTORCH_ROCM_ARCH and friends, TORCH_CUDA_ARCH_LIST, and
     /// HIP_VISIBLE_DEVICES to hide an iGPU next to a discrete card. Use: eval "$(rocmenv env)".
     ///
     /// Exit codes: 0 printed, 1 a GPU cannot run the release (or no GPU), 2 bad input.
     Env(EnvArgs),
+    /// Render a Dockerfile and build context for the rocm, ngc or cpu stack.
+    ///
     /// Render a Dockerfile (and with -o, a complete build context) for the rocm/pytorch, NGC PyTorch or
     /// Debian CPU stack: base image pinned from the matrices, the computed GPU variables baked in, a
     /// non-root user in video and render, OCI labels.
@@ -50,6 +58,8 @@ pub enum Command {
     /// version combination with the nearest ones listed, a file -o would replace without --force), 3 the files
     /// could not be written.
     Dockerfile(Box<DockerfileArgs>),
+    /// Ask the HIP and CUDA runtimes what they see, with a memory round trip.
+    ///
     /// Ask the GPU runtimes themselves (CUDA through cudarc, HIP through libamdhip64) what they see: versions,
     /// devices, and a real memory round trip (plus an NVRTC vectorAdd kernel on CUDA). Needs no Python.
     ///
@@ -59,18 +69,24 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Build a stack's image through the Docker Engine API.
+    ///
     /// Build an image through the Docker Engine API and tag it `rocmenv/<stack>:<hash>`, the hash of the context and of
     /// the base images' ids; an unchanged context on unchanged bases is a cache hit that does not run the builder.
     /// Progress goes to stderr.
     ///
     /// Exit codes: 0 built (or cached), 1 a build step failed, 2 bad input, 3 the daemon or a base image is unavailable.
     Build(BuildArgs),
+    /// Run a command in an image with this host's GPUs mapped.
+    ///
     /// Run a command in an image with this host's GPUs mapped (AMD: /dev/kfd, render nodes, video/render groups;
     /// NVIDIA: a GPU device request) and the variables `rocmenv env` computes, like a long `docker run` line.
     ///
     /// Exit codes, like `docker run`: the command's own code, 124 it outlived --timeout, 125 rocmenv itself failed
     /// (bad flags, daemon unreachable, image missing), 130 Ctrl-C, 143 SIGTERM. The container is removed in every case.
     Run(RunArgs),
+    /// Run the PyTorch smoke suite on this host's GPUs, in a container or not.
+    ///
     /// Run the smoke suite (smoke-tests/) in a container with this host's GPUs, or on the host: environment, no
     /// silent CPU fallback, arch fit, numerics, memory, GEMM and bandwidth against the datasheet peak, and at higher
     /// levels ResNet-50 / ViT-B/16, ONNX Runtime, INT8, a profile, the batch limit, a diffusion UNet, multi-GPU
@@ -79,22 +95,30 @@ pub enum Command {
     /// Exit codes: 0 every test passed (skips allowed), 1 a test failed (a crashed, hung or silent suite is a
     /// failed test), 2 bad usage, 3 the suite could not run (no engine, image missing), 130/143 Ctrl-C/SIGTERM.
     Smoke(SmokeArgs),
+    /// Run one benchmark, or tune, against the datasheet peak and a baseline.
+    ///
     /// Run one benchmark with more iterations (median, p99, coefficient of variation, peak memory), or `--tune` to
     /// measure the tuning knobs one at a time; compare with the datasheet peak and a baseline.
     ///
     /// Exit codes as `rocmenv smoke`; a regression past --threshold fails only with --fail-on-regression.
     Bench(BenchArgs),
+    /// Query the compatibility matrices (ROCm, gfx, kernel, CUDA, NGC, GPU).
+    ///
     /// Query the compatibility matrices (the built-in ones, or --matrices DIR): a ROCm release, how a gfx
     /// target runs on every release, the releases that list a kernel, a CUDA or NGC release, or check a directory.
     ///
     /// Exit codes: 0 answered, 2 bad input (a value not in the matrices, with the nearest ones listed, or a
     /// matrix file that does not validate, with its file and line).
     Matrix(MatrixArgs),
+    /// Write a commented rocmenv.yaml for this host.
+    ///
     /// Write a commented rocmenv.yaml for `rocmenv validate`, filled in from this host: the stack its GPUs call for,
     /// the target doctor would pick, the GPUs' gfx targets or compute capabilities. An existing file is never replaced.
     ///
     /// Exit codes: 0 written, 2 the file exists (or bad flags), 3 it could not be written.
     Init(InitArgs),
+    /// The CI gate: check, build and test each stack of rocmenv.yaml.
+    ///
     /// The CI gate: for each stack in rocmenv.yaml, in order, doctor, the Dockerfile (and hadolint when it is on
     /// PATH), the build, static image checks that need no GPU (ROCm against the hosts' driver window, CUDA against
     /// their driver floor, torch's compiled arch list against the target GPUs, HSA_OVERRIDE_GFX_VERSION), then the
@@ -104,6 +128,8 @@ pub enum Command {
     /// Exit codes: 0 every case passed (warnings and skips allowed), 1 a case failed, 2 bad config or flags,
     /// 3 the environment could not be used (daemon unreachable).
     Validate(ValidateArgs),
+    /// Remove containers (and with --images, images) rocmenv left behind.
+    ///
     /// Remove containers that crashed rocmenv runs left behind (those labelled rocmenv.managed=true). A container
     /// whose rocmenv run is still alive on this host (its owner's host, pid and start time are in its labels) is
     /// kept, as is a running one whose owner cannot be checked (another host, or no owner labels); the others
@@ -122,6 +148,8 @@ pub enum Command {
         #[arg(long)]
         images: bool,
     },
+    /// Print a Kubernetes Job or DaemonSet that checks GPU nodes.
+    ///
     /// Print a Kubernetes manifest that checks GPU nodes where they run: a Job (one node) or a DaemonSet (every GPU
     /// node) that asks for `amd.com/gpu` / `nvidia.com/gpu`, lands only on nodes the GPU operators label, reads the node
     /// through read-only host paths (`doctor --sysroot /host`), runs unprivileged, and prints one JSON document in the
@@ -129,17 +157,23 @@ pub enum Command {
     ///
     /// Exit codes: 0 printed, 2 bad input (a name that is not DNS-1123, an image that is not a reference).
     K8s(K8sArgs),
+    /// Print an sbatch script that checks every node of a Slurm allocation.
+    ///
     /// Print an sbatch script that checks every node of a Slurm allocation: one task per node, a GPU request in
     /// Slurm's terms, each node's JSON report named after it in --results, then one merge there (merged.json,
     /// merged.xml, merged.html). The container runtime is the site's: apptainer, podman, docker, enroot, or none.
     ///
     /// Exit codes: 0 printed, 2 bad input (one line naming the flag).
     Slurm(SlurmArgs),
+    /// Merge many nodes' reports into one table, or one HTML page.
+    ///
     /// Work with many reports at once: `rocmenv report merge node-*.json` puts doctor, smoke, bench and validate
     /// reports from many nodes into one table of checks by node.
     ///
     /// Exit codes: 0 no report has a failure, 1 one does, 2 a file is not a rocmenv report (or flags are wrong).
     Report(ReportArgs),
+    /// Print a shell completion script.
+    ///
     /// Print a shell completion script: `rocmenv completions bash > /etc/bash_completion.d/rocmenv`.
     Completions {
         /// bash, zsh, fish, elvish or powershell.
@@ -239,7 +273,7 @@ pub struct StackArgs {
     #[arg(long, value_name = "3.N")]
     pub python: Option<String>,
     /// The GPU's gfx target instead of detecting it (repeatable).
-    #[arg(long, value_name = "gfxNNNN")]
+    #[arg(long, value_name = "gfxNNNN", conflicts_with = "sysroot")]
     pub gfx: Vec<String>,
     /// Detect GPUs and the NVIDIA driver from this host tree instead of `/`.
     #[arg(long, value_name = "DIR")]
@@ -296,7 +330,7 @@ pub struct EnvArgs {
     pub sysroot: Option<PathBuf>,
 
     /// Compute for this gfx target instead of the detected GPUs (repeatable: one per GPU, in device order).
-    #[arg(long, value_name = "gfxNNNN")]
+    #[arg(long, value_name = "gfxNNNN", conflicts_with = "sysroot")]
     pub gfx: Vec<String>,
 
     /// The ROCm release the framework is built for (X.Y or X.Y.Z). Default: the newest that builds the GPUs' targets.
@@ -840,12 +874,16 @@ pub struct ReportArgs {
 /// The actions of `rocmenv report`.
 #[derive(Debug, Subcommand)]
 pub enum ReportCommand {
+    /// Merge many nodes' JSON reports into one table of checks by node.
+    ///
     /// Merge JSON reports (doctor --json, smoke/bench --json, validate --json, or a merge's own --format json) from
     /// many nodes into one table: a row per check or test, a column per node.
     ///
     /// Exit codes: 0 no merged check failed (warnings and skips allowed), 1 one did, 2 a file is not a rocmenv
     /// report (one line naming it) or bad flags.
     Merge(MergeArgs),
+    /// Render any reports as one self-contained HTML page with charts.
+    ///
     /// Any reports (doctor, smoke, bench, validate, merge) as one self-contained HTML page: a node × check grid,
     /// each node's environment, bar charts of the benchmark figures. No script, nothing loaded: it works offline.
     ///

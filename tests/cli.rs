@@ -69,6 +69,33 @@ fn version_and_help() {
     }
 }
 
+/// Issue 23: `rocmenv --help` lists each command in one line (clap's `about`, as cargo and ripgrep do); the paragraph
+/// and the exit codes are in `rocmenv help CMD` / `CMD --help` (`long_about`).
+#[test]
+fn help_lists_each_command_in_one_line() {
+    let h = rocmenv(&["--help"]);
+    assert_eq!(h.status.code(), Some(0));
+    let text = String::from_utf8_lossy(&h.stdout).into_owned();
+    insta::assert_snapshot!("help", text);
+    let commands = text
+        .split("Commands:\n")
+        .nth(1)
+        .and_then(|t| t.split("\n\n").next())
+        .expect("a Commands section");
+    assert!(commands.lines().count() >= 17, "{commands}");
+    assert!(
+        commands
+            .lines()
+            .all(|l| l.starts_with("  ") && !l.starts_with("   ")),
+        "{commands}"
+    );
+    for args in [&["help", "validate"][..], &["validate", "--help"]] {
+        let long = String::from_utf8_lossy(&rocmenv(args).stdout).into_owned();
+        assert!(long.starts_with("The CI gate: check, build and test each stack of rocmenv.yaml.\n\nThe CI gate: for each stack"), "{long}");
+        assert!(long.contains("Exit codes: 0 every case passed"), "{long}");
+    }
+}
+
 #[test]
 fn completions_for_each_shell() {
     for shell in ["bash", "zsh", "fish"] {

@@ -217,7 +217,7 @@ fn bad_input_is_exit_2_with_one_line() {
         ),
         (
             vec!["env", "--gfx", "gfx1031", "--sysroot", "/"],
-            "not both",
+            "the argument '--gfx <gfxNNNN>' cannot be used with '--sysroot <DIR>'",
         ),
         (vec!["env", "--sysroot", "/nonexistent"], "/nonexistent"),
         // Issue 22: a release that does not exist names the releases of its major.

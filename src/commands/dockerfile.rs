@@ -30,12 +30,6 @@ impl StackPlan {
         let Some(stack) = a.stack else {
             return Ok(None);
         };
-        if !a.gfx.is_empty() && a.sysroot.is_some() {
-            return Err(Error::usage(
-                "--gfx",
-                "give either --gfx or --sysroot, not both",
-            ));
-        }
         let driver = a
             .driver
             .as_deref()

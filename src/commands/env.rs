@@ -62,12 +62,6 @@ pub fn exec(
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Result<i32, Error> {
-    if !o.gfx.is_empty() && o.sysroot.is_some() {
-        return Err(Error::usage(
-            "--gfx",
-            "give either --gfx or --sysroot, not both",
-        ));
-    }
     let m = Matrices::load(matrices.as_deref())?;
     let mut release = o.rocm.as_deref().map(|s| rocm_release(&m, s)).transpose()?;
     let inputs = if o.gfx.is_empty() {
