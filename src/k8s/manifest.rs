@@ -106,54 +106,41 @@ impl Check {
     }
 }
 
-/// A manifest to print, its values checked.
+/// What to print, as asked (`rocmenv k8s` flags); [`Plan::new`] checks it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Plan {
-    /// Job or DaemonSet.
-    pub workload: Workload,
-    /// Whose GPUs.
-    pub vendor: Vendor,
-    /// The image with rocmenv on its PATH (and Python with torch for smoke).
-    pub image: String,
-    /// The namespace.
-    pub namespace: String,
-    /// What runs.
-    pub check: Check,
-    /// For `validate`: the ConfigMap holding `rocmenv.yaml`.
-    pub config_map: Option<String>,
-    /// The smoke level.
-    pub level: Level,
-    /// GPUs the pod asks for.
-    pub gpus: u32,
-    /// Extra group ids (the host's `render` and `video` for AMD).
-    pub group_add: Vec<u32>,
-    /// For a Job: the node, by its `kubernetes.io/hostname` label.
-    pub node: Option<String>,
-}
-
-/// The values as given on the command line, before they are checked.
-#[derive(Debug, Clone)]
 pub struct Request {
     /// Job or DaemonSet.
     pub workload: Workload,
     /// Whose GPUs.
     pub vendor: Vendor,
-    /// `--image`.
+    /// The image with rocmenv on its PATH (and Python with torch for smoke): `--image`.
     pub image: String,
-    /// `--namespace`.
+    /// The namespace: `--namespace`.
     pub namespace: String,
-    /// `--command`.
+    /// What runs: `--command`.
     pub check: Check,
-    /// `--config-map`.
+    /// For `validate`: the ConfigMap holding `rocmenv.yaml` (`--config-map`).
     pub config_map: Option<String>,
-    /// `--level`.
+    /// The smoke level: `--level`.
     pub level: Level,
-    /// `--gpus`.
+    /// GPUs the pod asks for: `--gpus`.
     pub gpus: u32,
-    /// `--group-add`.
+    /// Extra group ids (the host's `render` and `video` for AMD): `--group-add`.
     pub group_add: Vec<u32>,
-    /// `--node`.
+    /// For a Job: the node, by its `kubernetes.io/hostname` label (`--node`).
     pub node: Option<String>,
+}
+
+/// A manifest to print: a [`Request`] whose values [`Plan::new`], the only way to make one, checked.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Plan(Request);
+
+impl std::ops::Deref for Plan {
+    type Target = Request;
+
+    fn deref(&self) -> &Request {
+        &self.0
+    }
 }
 
 impl Plan {
@@ -166,9 +153,11 @@ impl Plan {
             ));
         }
         crate::sanitize::image_reference("image", &r.image)?;
-        let namespace = names::label("namespace", &r.namespace)?;
-        let config_map = match (r.check, r.config_map) {
-            (Check::Validate, Some(c)) => Some(names::subdomain("config-map", &c)?),
+        names::label("namespace", &r.namespace)?;
+        match (r.check, &r.config_map) {
+            (Check::Validate, Some(c)) => {
+                names::subdomain("config-map", c)?;
+            }
             (Check::Validate, None) => {
                 return Err(Error::usage(
                     "config-map",
@@ -181,35 +170,27 @@ impl Plan {
                     "only --command validate reads a ConfigMap; drop it, or add --command validate",
                 ))
             }
-            (Check::DoctorSmoke, None) => None,
-        };
-        let node =
-            match (r.workload, r.node) {
-                (Workload::Job, Some(n)) => Some(names::subdomain("node", &n)?),
-                (Workload::DaemonSet, Some(_)) => return Err(Error::usage(
+            (Check::DoctorSmoke, None) => {}
+        }
+        match (r.workload, &r.node) {
+            (Workload::Job, Some(n)) => {
+                names::subdomain("node", n)?;
+            }
+            (Workload::DaemonSet, Some(_)) => {
+                return Err(Error::usage(
                     "node",
                     "a DaemonSet runs on every GPU node; --node picks one for `rocmenv k8s job`",
-                )),
-                (_, None) => None,
-            };
+                ))
+            }
+            (_, None) => {}
+        }
         if r.gpus == 0 {
             return Err(Error::usage(
                 "gpus",
                 "a check on GPU nodes asks for at least 1 GPU",
             ));
         }
-        Ok(Plan {
-            workload: r.workload,
-            vendor: r.vendor,
-            image: r.image,
-            namespace,
-            check: r.check,
-            config_map,
-            level: r.level,
-            gpus: r.gpus,
-            group_add: r.group_add,
-            node,
-        })
+        Ok(Plan(r))
     }
 
     /// The object's name: `rocmenv-<check>-<vendor>`.
