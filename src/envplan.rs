@@ -101,8 +101,9 @@ pub fn inputs_from_gfx(m: &Matrices, names: &[String]) -> Result<Vec<GpuInput>, 
         .iter()
         .enumerate()
         .map(|(i, n)| {
-            let bad = |message: String| Error::Usage {
-                flag: "gfx".into(),
+            let bad = |message: String| Error::Invalid {
+                fields: vec!["gfx".into()],
+                value: None,
                 message,
             };
             let t: GfxTarget = n
@@ -208,8 +209,9 @@ pub fn plan(
             amd.len()
         };
         if d >= count {
-            return Err(Error::Usage {
-                flag: "device".into(),
+            return Err(Error::Invalid {
+                fields: vec!["device".into()],
+                value: None,
                 message: {
                     let (kind, gpus) = if amd.is_empty() {
                         ("NVIDIA", &nvidia)

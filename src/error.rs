@@ -88,6 +88,17 @@ pub enum Error {
         /// What is wrong, and what would be valid.
         message: String,
     },
+    /// A value given to the library is not valid. The library names its inputs, not flags: only the command layer
+    /// maps `fields` to the flags or keys they came from ([`Error::named_as_flags`]).
+    #[error("{}: {message}", fields.join("/"))]
+    Invalid {
+        /// The inputs it is about (`pip`; `rocm` and `pytorch` when they are wrong together).
+        fields: Vec<String>,
+        /// The offending value, when one value is at fault.
+        value: Option<String>,
+        /// What is wrong, and what would be valid.
+        message: String,
+    },
     /// A string that must be an image reference is not one.
     #[error("`{reference}` is not an image reference: it {why}")]
     Reference {
@@ -192,10 +203,37 @@ impl Error {
         }
     }
 
+    /// A value of the library's input `field` that is not valid, and what would be.
+    pub fn invalid(field: impl Into<String>, message: impl Into<String>) -> Error {
+        Error::Invalid {
+            fields: vec![field.into()],
+            value: None,
+            message: message.into(),
+        }
+    }
+
     /// Names the library field a usage error is about as the command-line flag it came from (`pip` → `--pip`);
     /// `renames` maps fields whose flag has another name in this command (`device` → `gpu` for `rocmenv run`).
     pub fn named_as_flags(self, renames: &[(&str, &str)]) -> Error {
+        let flag = |field: &str| {
+            let name = renames
+                .iter()
+                .find(|(f, _)| *f == field)
+                .map_or(field, |(_, to)| to);
+            format!("--{name}")
+        };
         match self {
+            // A field with a space (`build context`) is no flag's; it stays as written.
+            Error::Invalid {
+                fields, message, ..
+            } => Error::Usage {
+                flag: if fields.iter().any(|f| f.contains(' ')) {
+                    fields.join("/")
+                } else {
+                    fields.iter().map(|f| flag(f)).collect::<Vec<_>>().join("/")
+                },
+                message,
+            },
             // `rocm/pytorch`: the value was wrong in combination, so every field is named.
             // `matrix rocm` names a positional value, not a field: it stays as written.
             Error::Usage { flag, message } if !flag.starts_with('-') && !flag.contains(' ') => {
@@ -234,6 +272,7 @@ impl Error {
             | Error::Config { .. }
             | Error::Sysroot { .. }
             | Error::Usage { .. }
+            | Error::Invalid { .. }
             | Error::Reference { .. }
             | Error::Report { .. } => EXIT_USAGE,
             Error::Output(_)

@@ -22,8 +22,9 @@ const TEXT_HELP: &str =
 
 /// Builds the `Usage` error for `flag`, naming the value safely and what would be allowed.
 fn refuse(flag: &str, value: &str, problem: &str, help: &str) -> Error {
-    Error::Usage {
-        flag: flag.to_string(),
+    Error::Invalid {
+        fields: vec![flag.to_string()],
+        value: Some(value.to_string()),
         message: format!("`{}` {problem}; {help}", shown(value)),
     }
 }

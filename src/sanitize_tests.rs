@@ -40,7 +40,10 @@ type Check = fn(&str, &str) -> Result<(), Error>;
 
 fn refused(f: Check, flag: &str, value: &str) -> String {
     match f(flag, value) {
-        Err(Error::Usage { flag: got, message }) => {
+        Err(Error::Invalid {
+            fields, message, ..
+        }) => {
+            let got = fields.join("/");
             assert_eq!(got, flag);
             message
         }

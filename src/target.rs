@@ -21,8 +21,9 @@ pub enum TargetSpec {
 impl std::str::FromStr for TargetSpec {
     type Err = Error;
     fn from_str(s: &str) -> Result<Self, Error> {
-        let bad = |m: String| Error::Usage {
-            flag: "--target".into(),
+        let bad = |m: String| Error::Invalid {
+            fields: vec!["target".into()],
+            value: None,
             message: m,
         };
         let (kind, ver) = s.split_once('-').ok_or_else(|| {
@@ -101,14 +102,16 @@ pub fn resolve<'m>(
     m: &'m Matrices,
     facts: &HostFacts,
 ) -> Result<Target<'m>, Error> {
-    let unknown = |flag_value: String, valid: String| Error::Usage {
-        flag: "--target".into(),
+    let unknown = |flag_value: String, valid: String| Error::Invalid {
+        fields: vec!["target".into()],
+        value: None,
         message: format!("{flag_value} is not in the matrices; nearest: {valid}"),
     };
     match spec {
         Some(TargetSpec::Rocm(v)) => {
-            let release = m.rocm_request(v).map_err(|message| Error::Usage {
-                flag: "--target".into(),
+            let release = m.rocm_request(v).map_err(|message| Error::Invalid {
+                fields: vec!["target".into()],
+                value: None,
                 message,
             })?;
             Ok(Target {
@@ -148,8 +151,9 @@ pub fn resolve<'m>(
             let cuda = m
                 .cuda_release(&ngc.cuda.to_string())
                 .or_else(|| m.cuda_release(&ngc.cuda.short()))
-                .ok_or_else(|| Error::Usage {
-                    flag: "--target".into(),
+                .ok_or_else(|| Error::Invalid {
+                    fields: vec!["target".into()],
+                    value: None,
                     message: format!(
                         "NGC {v} ships CUDA {}, which cuda.yaml does not list",
                         ngc.cuda

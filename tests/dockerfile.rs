@@ -26,7 +26,9 @@ fn usage(r: &DockerfileRequest) -> (String, String) {
 
 fn usage_with(r: &DockerfileRequest, m: &Matrices) -> (String, String) {
     match render(r, m) {
-        Err(Error::Usage { flag, message }) => (flag, message),
+        Err(Error::Invalid {
+            fields, message, ..
+        }) => (fields.join("/"), message),
         other => panic!("expected a usage error for {r:?}, got {other:?}"),
     }
 }

@@ -140,16 +140,16 @@ pub fn only(findings: Vec<Finding>, x: &str) -> Result<Vec<Finding>, crate::erro
         return Ok(findings.into_iter().filter(hit).collect());
     }
     if AREAS.contains(&x) {
-        return Err(crate::error::Error::usage(
-            "--only",
+        return Err(crate::error::Error::invalid(
+            "only",
             format!("area `{x}` has no checks in this run (the tools area needs --deep)"),
         ));
     }
     let mut ids: Vec<&str> = findings.iter().map(|f| f.id).collect();
     ids.sort_unstable();
     ids.dedup();
-    Err(crate::error::Error::usage(
-        "--only",
+    Err(crate::error::Error::invalid(
+        "only",
         format!(
             "`{x}` is no area ({}) and no check id here ({})",
             AREAS.join(", "),

@@ -366,7 +366,7 @@ pub fn write_archive(items: &Items, out: &Path, force: bool, mtime: u64) -> Resu
 
 /// The error for an output file that exists.
 pub fn exists(out: &Path) -> Error {
-    Error::usage(
+    Error::invalid(
         "-o",
         format!(
             "{} exists: give --force to replace it, or another -o FILE",

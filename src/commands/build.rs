@@ -33,7 +33,7 @@ pub fn exec(
 ) -> Result<i32, Error> {
     // Names are checked before anything is built, so a bad --tag does not cost a build.
     for t in &a.tag {
-        crate::sanitize::image_reference("--tag", t)?;
+        crate::sanitize::image_reference("tag", t)?;
     }
     let source = match (a.context, StackPlan::from_args(a.stack, matrices)?) {
         (Some(dir), _) => BuildSource::Dir(dir),

@@ -41,7 +41,7 @@ pub fn exec(
 ) -> Result<i32, Error> {
     let cfg = load_config(&a.config)?;
     if let Some(b) = &a.base {
-        crate::sanitize::image_reference("--base", b)?;
+        crate::sanitize::image_reference("base", b)?;
     }
     let selected = select(&cfg, &a.stack)?;
     let m = Matrices::load(matrices.as_deref())?;
@@ -81,18 +81,17 @@ pub fn exec(
         };
         let mut notes = Vec::new();
         let rendered = super::dockerfile::render(&plan, &mut notes).map_err(|e| match e {
-            Error::Usage { ref flag, .. } if flag == "base" && a.base.is_some() => {
+            Error::Invalid { ref fields, .. } if fields == &["base"] && a.base.is_some() => {
                 e.named_as_flags(&[])
             }
             // `rocm/gfx`: the values were wrong together; the line is the first one's.
-            Error::Usage { flag, message } => {
-                let first = flag.split('/').next().unwrap_or(&flag);
-                cfg.error(
-                    Some(&s.name),
-                    &format!("{first}:"),
-                    format!("stack {}: {flag}: {message}", s.name),
-                )
-            }
+            Error::Invalid {
+                fields, message, ..
+            } => cfg.error(
+                Some(&s.name),
+                &format!("{}:", fields.first().map_or("", String::as_str)),
+                format!("stack {}: {}: {message}", s.name, fields.join("/")),
+            ),
             e => e,
         })?;
         planned.push(Planned {

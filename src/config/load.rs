@@ -74,7 +74,7 @@ impl Config {
     /// Turns an error from a shared validator (a `Usage` naming the field) into a config error at the value.
     pub fn value_error(&self, stack: Option<&str>, key: &str, value: &str, e: Error) -> Error {
         let message = match e {
-            Error::Usage { message, .. } => message,
+            Error::Invalid { message, .. } => message,
             Error::Reference { reference, why } => {
                 format!("`{reference}` is not an image reference: it {why}")
             }
@@ -228,24 +228,12 @@ impl Config {
         // The same checks `rocmenv build --stack` runs on its flags, field by field.
         let req = Config::request(s, None);
         dockerfile::validate_request(&req).map_err(|e| {
+            // The validator says which input and which value: the message is placed at that value.
             let (key, value) = match &e {
-                Error::Usage { flag, message } => {
-                    let value = match flag.as_str() {
-                        "pip" => s
-                            .pip
-                            .iter()
-                            .find(|p| message.contains(&format!("`{}`", p.escape_debug()))),
-                        "apt" => s
-                            .apt
-                            .iter()
-                            .find(|p| message.contains(&format!("`{}`", p.escape_debug()))),
-                        _ => None,
-                    };
-                    (flag.clone(), value.cloned().unwrap_or_default())
-                }
-                _ => (String::new(), String::new()),
+                Error::Invalid { fields, value, .. } => (fields.join("/"), value.clone()),
+                _ => (String::new(), None),
             };
-            self.value_error(at, &key, &value, e)
+            self.value_error(at, &key, value.as_deref().unwrap_or_default(), e)
         })?;
         if let Some(b) = &s.base {
             crate::sanitize::image_reference("base", b)
@@ -400,6 +388,18 @@ mod tests {
         assert!(e.starts_with("rocmenv.yaml:8:"), "{e}");
         let e = err(&OK.replace("rocm-6.2", "hip-6.2"));
         assert!(e.starts_with("rocmenv.yaml:3:"), "{e}");
+    }
+
+    /// Issue 23: the validator's error carries the bad value, so the line is that value's, found without reading the
+    /// message (here the second of two pip entries, on its own line).
+    #[test]
+    fn a_bad_list_entry_is_placed_at_its_own_line() {
+        let e = err(&OK.replace(
+            "    pip: [\"numpy==1.26.4\"]\n",
+            "    pip:\n      - numpy==1.26.4\n      - \"x; id\"\n",
+        ));
+        assert!(e.starts_with("rocmenv.yaml:11:"), "{e}");
+        assert!(e.contains("stack mi300: pip: `x; id`"), "{e}");
     }
 
     #[test]

@@ -32,7 +32,7 @@ pub fn write_context(rendered: &Rendered, dir: &Path, force: bool) -> Result<(),
         }
         let path = dir.join(rel);
         if !force && fs::symlink_metadata(&path).is_ok() {
-            return Err(Error::usage(
+            return Err(Error::invalid(
                 "output",
                 format!(
                     "{} already exists; add --force to replace it (and the other files rocmenv writes there)",

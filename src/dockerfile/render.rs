@@ -113,8 +113,9 @@ pub fn validate_request(req: &DockerfileRequest) -> Result<(), Error> {
     };
     let stray = stray.or((req.stack != Stack::Ngc && req.ngc.is_some()).then_some("ngc"));
     if let Some(flag) = stray {
-        return Err(Error::Usage {
-            flag: flag.into(),
+        return Err(Error::Invalid {
+            fields: vec![flag.into()],
+            value: None,
             message: format!("does not apply to the {} stack", req.stack),
         });
     }

@@ -24,8 +24,9 @@ impl BuildContext {
         let mut out: Vec<(PathBuf, Vec<u8>)> = Vec::new();
         for (p, data) in files {
             if p.is_absolute() || p.components().any(|c| c == std::path::Component::ParentDir) {
-                return Err(Error::Usage {
-                    flag: "build context".into(),
+                return Err(Error::Invalid {
+                    fields: vec!["build context".into()],
+                    value: None,
                     message: format!("{} is not a relative path inside the context", p.display()),
                 });
             }
@@ -37,8 +38,9 @@ impl BuildContext {
         }
         out.sort_by(|a, b| a.0.cmp(&b.0));
         if !out.iter().any(|(p, _)| p == Path::new("Dockerfile")) {
-            return Err(Error::Usage {
-                flag: "build context".into(),
+            return Err(Error::Invalid {
+                fields: vec!["build context".into()],
+                value: None,
                 message: "the context has no Dockerfile".into(),
             });
         }
@@ -47,14 +49,16 @@ impl BuildContext {
 
     /// Reads every regular file under `dir` that its `.dockerignore` keeps (symlinks and `.git` are skipped).
     pub fn from_dir(dir: &Path) -> Result<Self, Error> {
-        let bad = |why: String| Error::Usage {
-            flag: "context".into(),
+        let bad = |why: String| Error::Invalid {
+            fields: vec!["context".into()],
+            value: None,
             message: format!("{}: {why}", dir.display()),
         };
         let ignore_file = dir.join(".dockerignore");
         let ignore = match std::fs::read_to_string(&ignore_file) {
-            Ok(text) => DockerIgnore::parse(&text).map_err(|why| Error::Usage {
-                flag: "context".into(),
+            Ok(text) => DockerIgnore::parse(&text).map_err(|why| Error::Invalid {
+                fields: vec!["context".into()],
+                value: None,
                 message: format!("{}: {why}", ignore_file.display()),
             })?,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => DockerIgnore::default(),

@@ -147,7 +147,7 @@ impl Plan {
     /// Checks every value (names as DNS-1123, the image as a reference) and the combinations.
     pub fn new(r: Request) -> Result<Plan, Error> {
         if !r.vendor.is_gpu() {
-            return Err(Error::usage(
+            return Err(Error::invalid(
                 "vendor",
                 "a Kubernetes device plugin serves GPUs: use --vendor amd or nvidia",
             ));
@@ -159,13 +159,13 @@ impl Plan {
                 names::subdomain("config-map", c)?;
             }
             (Check::Validate, None) => {
-                return Err(Error::usage(
+                return Err(Error::invalid(
                     "config-map",
                     "--command validate reads rocmenv.yaml from a ConfigMap: name it (kubectl create configmap rocmenv-config --from-file=rocmenv.yaml)",
                 ))
             }
             (Check::DoctorSmoke, Some(_)) => {
-                return Err(Error::usage(
+                return Err(Error::invalid(
                     "config-map",
                     "only --command validate reads a ConfigMap; drop it, or add --command validate",
                 ))
@@ -177,7 +177,7 @@ impl Plan {
                 names::subdomain("node", n)?;
             }
             (Workload::DaemonSet, Some(_)) => {
-                return Err(Error::usage(
+                return Err(Error::invalid(
                     "node",
                     "a DaemonSet runs on every GPU node; --node picks one for `rocmenv k8s job`",
                 ))
@@ -185,7 +185,7 @@ impl Plan {
             (_, None) => {}
         }
         if r.gpus == 0 {
-            return Err(Error::usage(
+            return Err(Error::invalid(
                 "gpus",
                 "a check on GPU nodes asks for at least 1 GPU",
             ));

@@ -37,7 +37,7 @@ pub fn label(flag: &str, value: &str) -> Result<String, Error> {
     if is_dns1123_label(value) {
         Ok(value.to_string())
     } else {
-        Err(Error::usage(
+        Err(Error::invalid(
             flag,
             format!("`{}` is not valid; {LABEL_HELP}", shown(value)),
         ))
@@ -49,7 +49,7 @@ pub fn subdomain(flag: &str, value: &str) -> Result<String, Error> {
     if is_dns1123_subdomain(value) {
         Ok(value.to_string())
     } else {
-        Err(Error::usage(
+        Err(Error::invalid(
             flag,
             format!("`{}` is not valid; {SUBDOMAIN_HELP}", shown(value)),
         ))

@@ -140,7 +140,7 @@ fn word(flag: &str, value: &str, extra: &str, what: &str) -> Result<String, Erro
     if ok {
         Ok(value.to_string())
     } else {
-        Err(Error::usage(
+        Err(Error::invalid(
             flag,
             format!("`{}` is not {what}", crate::text::one_line(value)),
         ))
@@ -150,7 +150,7 @@ fn word(flag: &str, value: &str, extra: &str, what: &str) -> Result<String, Erro
 /// Slurm's time formats: `M`, `M:S`, `H:M:S`, `D-H`, `D-H:M`, `D-H:M:S`.
 fn time(value: &str) -> Result<String, Error> {
     let bad = || {
-        Error::usage(
+        Error::invalid(
             "time",
             format!(
                 "`{}` is not a Slurm time limit (minutes, MM:SS, HH:MM:SS, D-HH, D-HH:MM or D-HH:MM:SS)",
@@ -177,14 +177,14 @@ impl Plan {
     /// Checks every value and their combinations.
     pub fn new(r: Request) -> Result<Plan, Error> {
         let image = match (r.runtime, r.image) {
-            (Runtime::None, Some(_)) => return Err(Error::usage(
+            (Runtime::None, Some(_)) => return Err(Error::invalid(
                 "image",
                 "--runtime none runs rocmenv on the node itself; drop --image, or name a --runtime",
             )),
             (Runtime::None, None) => None,
             (_, None) if r.check == Check::Validate => None,
             (rt, None) => {
-                return Err(Error::usage(
+                return Err(Error::invalid(
                     "image",
                     format!(
                         "--runtime {} needs --image (an image with Python and torch{})",
@@ -216,13 +216,13 @@ impl Plan {
         let config = match (r.check, r.config) {
             (Check::Validate, Some(c)) => Some(path("config", &c, "a rocmenv.yaml path")?),
             (Check::Validate, None) => {
-                return Err(Error::usage(
+                return Err(Error::invalid(
                     "config",
                     "--command validate reads rocmenv.yaml: name it with --config (a path every node can read)",
                 ))
             }
             (_, Some(_)) => {
-                return Err(Error::usage(
+                return Err(Error::invalid(
                     "config",
                     "only --command validate reads a config; drop --config, or add --command validate",
                 ))
@@ -230,7 +230,7 @@ impl Plan {
             (_, None) => None,
         };
         if r.check == Check::Validate && r.runtime.inside() {
-            return Err(Error::usage(
+            return Err(Error::invalid(
                 "runtime",
                 format!(
                     "--command validate builds and runs images through a Docker-compatible engine, which --runtime {} is not: use docker, podman or none",
@@ -239,14 +239,14 @@ impl Plan {
             ));
         }
         if r.nodes == 0 || r.nodes > 100_000 {
-            return Err(Error::usage(
+            return Err(Error::invalid(
                 "nodes",
                 "give a node count from 1 (one task runs on each)",
             ));
         }
         let gpu_request = match (r.vendor, r.gres) {
             (Vendor::Cpu, Some(_)) => {
-                return Err(Error::usage(
+                return Err(Error::invalid(
                     "gres",
                     "--vendor cpu asks for no GPU; drop --gres",
                 ))
@@ -262,7 +262,7 @@ impl Plan {
                 )?
             )),
             (_, None) if r.gpus_per_node == 0 || r.gpus_per_node > 64 => {
-                return Err(Error::usage(
+                return Err(Error::invalid(
                     "gpus-per-node",
                     "give 1 to 64 GPUs per node (or --vendor cpu for none)",
                 ))
@@ -301,7 +301,7 @@ impl Plan {
         }
         let results = path("results", &r.results, "a directory path")?;
         if !results.starts_with('/') {
-            return Err(Error::usage(
+            return Err(Error::invalid(
                 "results",
                 "give an absolute path on a filesystem every node shares (each node writes its report there)",
             ));
@@ -328,7 +328,7 @@ impl Plan {
 /// `#SBATCH` header or confuse a reader).
 fn path(flag: &str, value: &str, what: &str) -> Result<String, Error> {
     if value.is_empty() || value.len() > 4096 || value.chars().any(char::is_control) {
-        return Err(Error::usage(
+        return Err(Error::invalid(
             flag,
             format!("`{}` is not {what}", crate::text::one_line(value)),
         ));

@@ -76,7 +76,7 @@ pub(crate) fn usage(flag: &str, message: String) -> Error {
 impl RunPlan {
     /// Validates the flags without touching the host: the image reference, variables, mounts, memory.
     pub fn from_args(a: RunArgs, matrices: Option<PathBuf>) -> Result<RunPlan, Error> {
-        crate::sanitize::image_reference("--image", &a.image)?;
+        crate::sanitize::image_reference("image", &a.image)?;
         let env = a
             .env
             .iter()

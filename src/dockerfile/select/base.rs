@@ -37,8 +37,9 @@ pub struct BaseImage {
 pub(crate) fn replaced(picked: BaseImage, base: &str) -> Result<BaseImage, Error> {
     let parsed = sanitize::image_reference("base", base)?;
     if parsed.digest.is_none() && parsed.tag.as_deref().is_none_or(|t| t == "latest") {
-        return Err(Error::Usage {
-            flag: "base".into(),
+        return Err(Error::Invalid {
+            fields: vec!["base".into()],
+            value: None,
             message: format!(
                 "`{base}` is not pinned; name a tag other than `latest` (or a digest) so the build is reproducible"
             ),

@@ -30,8 +30,9 @@ pub(super) fn select_cpu(req: &DockerfileRequest) -> Result<BaseImage, Error> {
     let digest = parsed.digest.clone();
     let tag = parsed.tag.as_deref();
     if digest.is_none() && tag.is_none_or(|t| t == "latest") {
-        return Err(Error::Usage {
-            flag: "base".into(),
+        return Err(Error::Invalid {
+            fields: vec!["base".into()],
+            value: None,
             message: format!(
                 "`{base}` is not pinned; name a tag other than `latest` (or a digest) so the build is reproducible"
             ),

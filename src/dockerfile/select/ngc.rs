@@ -51,8 +51,9 @@ pub(super) fn select_ngc(req: &DockerfileRequest, m: &Matrices) -> Result<BaseIm
                 .take(NEAREST)
                 .map(|r| r.release.as_str())
                 .collect();
-            return Err(Error::Usage {
-                flag: "ngc".into(),
+            return Err(Error::Invalid {
+                fields: vec!["ngc".into()],
+                value: None,
                 message: format!(
                     "no NGC PyTorch release `{}`; nearest: {}",
                     validate_shown(want),
@@ -83,8 +84,9 @@ pub(super) fn select_ngc(req: &DockerfileRequest, m: &Matrices) -> Result<BaseIm
                 let oldest = releases
                     .iter()
                     .min_by(|a, b| a.min_driver.cmp(&b.min_driver));
-                Err(Error::Usage {
-                    flag: "driver".into(),
+                Err(Error::Invalid {
+                    fields: vec!["driver".into()],
+                    value: None,
                     message: match oldest {
                         Some(o) => format!(
                             "no NGC PyTorch release runs on driver {d}; the oldest requirement is NGC {} needing ≥ {} (update the driver, or pass --ngc for a datacenter GPU with forward compatibility)",
@@ -96,8 +98,9 @@ pub(super) fn select_ngc(req: &DockerfileRequest, m: &Matrices) -> Result<BaseIm
             }
         },
         None => {
-            let r = releases.last().ok_or_else(|| Error::Usage {
-                flag: "matrices".into(),
+            let r = releases.last().ok_or_else(|| Error::Invalid {
+                fields: vec!["matrices".into()],
+                value: None,
                 message: "ngc.yaml lists no releases".into(),
             })?;
             let note = format!(

@@ -28,8 +28,9 @@ fn version_prefix(have: &str, want: &str) -> bool {
 /// Refuses a version flag that is not `X[.Y[.Z]]`, so it can be matched and echoed safely.
 fn version_flag(flag: &str, value: &Option<String>) -> Result<(), Error> {
     match value {
-        Some(v) => parse_with_parts(v).map(|_| ()).map_err(|e| Error::Usage {
-            flag: flag.into(),
+        Some(v) => parse_with_parts(v).map(|_| ()).map_err(|e| Error::Invalid {
+            fields: vec![flag.into()],
+            value: None,
             message: e.to_string(),
         }),
         None => Ok(()),
@@ -80,8 +81,9 @@ pub(super) fn select_rocm(req: &DockerfileRequest, m: &Matrices) -> Result<BaseI
     // is one line naming the newest release that has one. Other unknown versions get the nearest images below.
     if let Some(spec) = req.rocm.as_deref() {
         if let Some(message) = m.rocm_refusal(spec) {
-            return Err(Error::Usage {
-                flag: "rocm".into(),
+            return Err(Error::Invalid {
+                fields: vec!["rocm".into()],
+                value: None,
                 message,
             });
         }
@@ -173,8 +175,9 @@ pub(super) fn select_rocm(req: &DockerfileRequest, m: &Matrices) -> Result<BaseI
 /// "ROCm 10.1.0 has no PyTorch image": the newest release that has one, as the flag to use.
 fn no_image(m: &Matrices, release: &RocmRelease) -> Error {
     let with = m.production().rev().find(|r| !r.images.is_empty());
-    Error::Usage {
-        flag: "rocm".into(),
+    Error::Invalid {
+        fields: vec!["rocm".into()],
+        value: None,
         message: format!(
             "the matrices list no PyTorch image for ROCm {} ({} stream{}); the newest release with one is {}",
             release.version,
@@ -253,13 +256,14 @@ fn rocm_not_found(
         .take(NEAREST)
         .map(|(_, i)| i.tag.as_str())
         .collect();
-    let flag = if flags.is_empty() {
-        "matrices".to_string()
+    let flag: Vec<String> = if flags.is_empty() {
+        vec!["matrices".to_string()]
     } else {
-        flags.join("/")
+        flags.iter().map(|f| f.to_string()).collect()
     };
-    Error::Usage {
-        flag,
+    Error::Invalid {
+        fields: flag,
+        value: None,
         message: format!(
             "no rocm/pytorch image for {}; nearest: {}",
             if wanted.is_empty() {
