@@ -20,6 +20,7 @@ pub mod image_ref;
 pub mod inventory;
 pub mod k8s;
 pub mod matrix;
+pub mod ops;
 pub(crate) mod parse;
 pub mod report;
 pub mod runtime;

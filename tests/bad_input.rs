@@ -1,7 +1,7 @@
 //! Hostile and broken host trees: never a panic; the fact is null with a reason and the check that needs it skips.
 
 use rocmenv::checks::Status;
-use rocmenv::commands::doctor::{build_report, DoctorOptions};
+use rocmenv::ops::doctor::{build_report, DoctorOptions};
 use rocmenv::report::DoctorReport;
 use std::fs;
 use std::path::Path;

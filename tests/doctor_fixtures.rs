@@ -1,7 +1,7 @@
 //! `doctor` on every captured host tree: the findings that matter asserted by hand, and the whole JSON as a snapshot.
 
 use rocmenv::checks::{Finding, Status};
-use rocmenv::commands::doctor::{build_report, DoctorOptions};
+use rocmenv::ops::doctor::{build_report, DoctorOptions};
 use rocmenv::report::{doctor_json, render_human, DoctorReport, Style};
 use std::path::PathBuf;
 

@@ -301,7 +301,7 @@ pub fn render_human(r: &DoctorReport, style: Style, out: &mut dyn Write) -> std:
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::commands::doctor::{build_report, DoctorOptions};
+    use crate::ops::doctor::{build_report, DoctorOptions};
 
     fn failed(id: &'static str, subject: Option<String>) -> Finding {
         Finding {
