@@ -140,7 +140,7 @@ impl Matrices {
     }
 
     /// Parses and validates the four files' (name, text); what `load_dir` does once it has read them.
-    pub(crate) fn from_texts(
+    pub fn from_texts(
         rocm: (String, String),
         cuda: (String, String),
         ngc: (String, String),
