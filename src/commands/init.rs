@@ -17,7 +17,7 @@ pub fn example_for_host(
     let facts = crate::inventory::read(sysroot, &m)?;
     let amd: Vec<String> = facts
         .amd_gpus()
-        .filter_map(|g| g.gfx.clone())
+        .filter_map(|g| g.gfx.map(|t| t.to_string()))
         .collect::<std::collections::BTreeSet<_>>()
         .into_iter()
         .collect();
