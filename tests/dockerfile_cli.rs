@@ -263,5 +263,29 @@ fn a_release_without_an_image_names_the_newest_that_has_one() {
         e.contains("no PyTorch image for ROCm 10.1.0") && e.contains("--rocm 7.2.4"),
         "{e}"
     );
+    // It says where AMD documents that release's PyTorch instead.
+    assert!(
+        e.contains("pip wheels") && e.contains("https://rocm.docs.amd.com/en/docs-10.1.0/"),
+        "{e}"
+    );
     assert!(!out.exists(), "nothing is written");
+}
+
+/// Issue 22: without --rocm the rocm stack renders the newest release that has an image (7.2.4) and says, in the
+/// Dockerfile and on stderr, that the newest release (10.1.0) has none and where its PyTorch is documented.
+#[test]
+fn the_default_names_the_release_it_targets_and_why() {
+    let o = rocmenv(&["dockerfile", "--stack", "rocm"]);
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{e}");
+    let d = String::from_utf8_lossy(&o.stdout);
+    assert!(d.contains("\nFROM rocm/pytorch:rocm7.2.4_"), "{d}");
+    for text in [&*e, &*d] {
+        assert!(
+            text.contains("ROCm 10.1.0 (core-sdk stream) is the newest release")
+                && text.contains("https://rocm.docs.amd.com/en/docs-10.1.0/")
+                && text.contains("this image is ROCm 7.2.4, the newest release with one"),
+            "{text}"
+        );
+    }
 }

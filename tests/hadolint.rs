@@ -22,6 +22,8 @@ fn cases(m: &Matrices) -> Vec<(String, DockerfileRequest)> {
         r.rocm = Some(rocm.into());
         out.push((format!("rocm-{rocm}"), r));
     }
+    // The default: the newest release with an image, with its note that the Core SDK's newest has none.
+    out.push(("rocm-default".into(), DockerfileRequest::new(Stack::Rocm)));
     let mut r = DockerfileRequest::new(Stack::Rocm);
     r.rocm = Some("6.2".into());
     r.pytorch = Some("2.3".into());

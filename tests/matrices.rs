@@ -928,10 +928,14 @@ fn built_but_not_supported_runs_natively() {
         m.gfx_on_release(r, gfx("gfx1010")),
         GfxRun::OverrideCrashes(_)
     ));
-    // A release without `built:` is as before.
-    let r622 = m.rocm_release("6.2.2").unwrap();
-    assert!(r622.built.is_empty());
-    assert!(!m.gfx_on_release(r622, gfx("gfx900")).runs());
+    // A release without `built:` is as before (6.3.3: its rocBLAS list is not sourced).
+    let r633 = m.rocm_release("6.3.3").unwrap();
+    assert!(r633.built.is_empty());
+    assert!(!m.gfx_on_release(r633, gfx("gfx900")).runs());
+    // 6.2.2's `built:` (rocBLAS's CMake list and the rocm6.2 wheel) builds gfx900, not gfx1101.
+    let r622 = plain.rocm_release("6.2.2").unwrap();
+    assert!(r622.builds(gfx("gfx900")));
+    assert!(!r622.built_by_components(gfx("gfx1101")));
 }
 
 /// Issue 11: doctor warns for a built-but-unsupported GPU and offers the override an APU needs.

@@ -137,9 +137,10 @@ pub(super) fn select_rocm(req: &DockerfileRequest, m: &Matrices) -> Result<BaseI
     let newest = m.newest_rocm();
     if req.rocm.is_none() && newest.version > release.version && newest.images.is_empty() {
         notes.push(format!(
-            "ROCm {} ({} stream) is the newest release, but the matrices list no PyTorch image for it; this image is ROCm {}",
+            "ROCm {} ({} stream) is the newest release, but the matrices list no PyTorch image for it{}; this image is ROCm {}, the newest release with one",
             newest.version,
             newest.stream.as_str(),
+            where_pytorch_is(newest),
             release.version
         ));
     }
@@ -178,14 +179,23 @@ fn no_image(m: &Matrices, release: &RocmRelease) -> Error {
             "the matrices list no PyTorch image for ROCm {} ({} stream{}); the newest release with one is {}",
             release.version,
             release.stream.as_str(),
-            if release.stream == crate::matrix::RocmStream::CoreSdk {
-                ": AMD ships its PyTorch as wheels from repo.amd.com"
-            } else {
-                ""
-            },
+            where_pytorch_is(release),
             with.map(|r| format!("{}: --rocm {}", r.version, r.version))
                 .unwrap_or_else(|| "none".into())
         ),
+    }
+}
+
+/// Where AMD documents a Core SDK release's PyTorch (pip wheels, not a `rocm/pytorch` image), so a refusal
+/// says where to look; empty for the legacy stream.
+fn where_pytorch_is(release: &RocmRelease) -> String {
+    if release.stream == crate::matrix::RocmStream::CoreSdk {
+        format!(
+            ": AMD documents its PyTorch as pip wheels, see \"Install PyTorch for ROCm\" at https://rocm.docs.amd.com/en/docs-{}/",
+            release.version
+        )
+    } else {
+        String::new()
     }
 }
 
