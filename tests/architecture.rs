@@ -220,4 +220,82 @@ fn the_matrices_are_loaded_only_by_the_context() {
         })
         .collect();
     assert_eq!(sites, ["ops/ctx.rs"], "Matrices::load outside the context");
+
+/// Per directory module (`engine`, `host`, …): file → the sibling files its non-test code names, as `super::<file>`
+/// or `crate::<module>::<file>`.
+fn sibling_graphs() -> BTreeMap<String, BTreeMap<String, BTreeSet<String>>> {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let mut out: BTreeMap<String, BTreeMap<String, BTreeSet<String>>> = BTreeMap::new();
+    for f in &files {
+        let dir = f.parent().unwrap();
+        if dir == src {
+            continue;
+        }
+        let stem = f.file_stem().unwrap().to_string_lossy().to_string();
+        if stem == "mod" {
+            continue;
+        }
+        let module = dir
+            .strip_prefix(&src)
+            .unwrap()
+            .to_string_lossy()
+            .replace('/', "::");
+        let siblings: BTreeSet<String> = files
+            .iter()
+            .filter(|g| g.parent() == Some(dir))
+            .map(|g| g.file_stem().unwrap().to_string_lossy().to_string())
+            .filter(|s| s != "mod" && *s != stem)
+            .collect();
+        let text = std::fs::read_to_string(f).unwrap();
+        let code = text.split("#[cfg(test)]\nmod tests").next().unwrap();
+        let mut deps = BTreeSet::new();
+        for prefix in ["super::".to_string(), format!("crate::{module}::")] {
+            for (i, _) in code.match_indices(&prefix) {
+                let rest = &code[i + prefix.len()..];
+                // `super::{a, b::C}` names several siblings at once.
+                let names: Vec<&str> = match rest.strip_prefix('{') {
+                    Some(group) => group
+                        .split('}')
+                        .next()
+                        .unwrap()
+                        .split(',')
+                        .map(|n| n.trim())
+                        .collect(),
+                    None => vec![rest],
+                };
+                for n in names {
+                    let name: String = n
+                        .chars()
+                        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                        .collect();
+                    if siblings.contains(&name) {
+                        deps.insert(name);
+                    }
+                }
+            }
+        }
+        out.entry(module).or_default().insert(stem, deps);
+    }
+    out
+}
+
+/// Issue 23: the files inside a module import one another without a circle either (engine's connect, endpoint and
+/// tls used to).
+#[test]
+fn no_import_circle_between_files_of_a_module() {
+    let graphs = sibling_graphs();
+    let engine = &graphs["engine"];
+    assert!(engine["run"].contains("connect"), "{engine:?}");
+    for (module, g) in &graphs {
+        for (a, deps) in g {
+            for b in deps {
+                assert!(
+                    !reaches(g, b, a),
+                    "import circle in {module}: {a} → {b} → … → {a}"
+                );
+            }
+        }
+    }
 }

@@ -289,7 +289,7 @@ fn old_kfd_nodes_without_gfx_target_version_give_gfx_null() {
     let r = run(dir.path());
     let g = &r.facts.gpus[0];
     assert_eq!(
-        (g.gfx.as_deref(), g.render_node.as_deref()),
+        (g.gfx, g.render_node.as_deref()),
         (None, Some("/dev/dri/renderD128"))
     );
 }

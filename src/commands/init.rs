@@ -13,7 +13,7 @@ pub fn example_for_host(stack: Option<StackArg>, ctx: &Ctx) -> Result<ExampleInp
     let facts = ctx.facts()?;
     let amd: Vec<String> = facts
         .amd_gpus()
-        .filter_map(|g| g.gfx.clone())
+        .filter_map(|g| g.gfx.map(|t| t.to_string()))
         .collect::<std::collections::BTreeSet<_>>()
         .into_iter()
         .collect();
