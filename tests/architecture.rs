@@ -220,6 +220,7 @@ fn the_matrices_are_loaded_only_by_the_context() {
         })
         .collect();
     assert_eq!(sites, ["ops/ctx.rs"], "Matrices::load outside the context");
+}
 
 /// Per directory module (`engine`, `host`, …): file → the sibling files its non-test code names, as `super::<file>`
 /// or `crate::<module>::<file>`.
