@@ -1,7 +1,7 @@
 //! `doctor` end to end, in-process, on the 8-GPU fixture (target: 3 ms on a 2-core machine), and the matrix loads.
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use rocmenv::commands::doctor::{build_report, DoctorOptions};
+use rocmenv::ops::doctor::{build_report, DoctorOptions};
 use std::path::PathBuf;
 
 fn doctor_8_gpus(c: &mut Criterion) {

@@ -80,7 +80,7 @@ pub fn inputs_from_host(facts: &HostFacts) -> Vec<GpuInput> {
         .amd_gpus()
         .map(|g| GpuInput {
             vendor: Vendor::Amd,
-            gfx: g.gfx.as_deref().and_then(|s| s.parse().ok()),
+            gfx: g.gfx,
             compute_capability: None,
             integrated: g.integrated == Some(true),
             label: label(g),

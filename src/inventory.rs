@@ -38,7 +38,7 @@ pub fn identify_gpus(m: &Matrices, f: &mut HostFacts) {
             Vendor::Amd => {
                 // The gfx of a card with no KFD node (driver not loaded) comes from its PCI id, marked as such.
                 if g.kfd_node.is_none() && g.gfx.is_none() {
-                    g.gfx = model.gfx.map(|t| t.to_string());
+                    g.gfx = model.gfx;
                     g.gfx_source = g.gfx.as_ref().map(|_| "pci-id".to_string());
                 }
                 if g.integrated.is_none() {

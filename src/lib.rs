@@ -11,16 +11,16 @@ pub mod engine;
 pub mod envplan;
 pub mod error;
 pub mod fleet;
-/// Entry points for the fuzz targets in `fuzz/` (issue 13); also built under `cargo test`, which replays their seeds.
-#[cfg(any(test, feature = "fuzzing"))]
-pub mod fuzzing;
 pub mod gfx;
 pub mod host;
 pub mod image_ref;
 pub mod inventory;
 pub mod k8s;
 pub mod matrix;
-pub(crate) mod parse;
+pub mod ops;
+/// Parsers of what hosts and tools print; public only for the fuzz targets (`fuzz/src/targets.rs`), not an API.
+#[doc(hidden)]
+pub mod parse;
 pub mod report;
 pub mod runtime;
 pub mod sanitize;

@@ -174,10 +174,7 @@ pub fn resolve<'m>(
 }
 
 fn auto<'m>(m: &'m Matrices, facts: &HostFacts) -> Target<'m> {
-    let amd: Vec<GfxTarget> = facts
-        .amd_gpus()
-        .filter_map(|g| g.gfx.as_deref()?.parse().ok())
-        .collect();
+    let amd: Vec<GfxTarget> = facts.amd_gpus().filter_map(|g| g.gfx).collect();
     let has_amd = facts.amd_gpus().next().is_some();
     let has_nvidia = facts.nvidia_gpus().next().is_some();
     // The ROCm installed on the host is what its work runs against: check against it when the matrices know it.

@@ -102,3 +102,201 @@ fn low_layers_import_nothing_above_them() {
         );
     }
 }
+
+/// Every non-test source file under src/, as (path relative to src/, code before its test module).
+fn sources() -> Vec<(PathBuf, String)> {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    files.sort();
+    files
+        .into_iter()
+        .filter(|f| !f.to_string_lossy().ends_with("tests.rs"))
+        .map(|f| {
+            let text = std::fs::read_to_string(&f).unwrap();
+            let code = text
+                .split("#[cfg(test)]\nmod tests")
+                .next()
+                .unwrap()
+                .to_string();
+            (f.strip_prefix(&src).unwrap().to_path_buf(), code)
+        })
+        .collect()
+}
+
+/// Issue 23: ops/ is the work every front end calls, so it never sees clap or a command.
+#[test]
+fn ops_imports_neither_cli_nor_commands() {
+    let g = graph();
+    let deps = g.get("ops").expect("a module ops");
+    for above in ["cli", "commands"] {
+        assert!(!deps.contains(above), "ops imports {above}: {deps:?}");
+    }
+    for (path, code) in sources() {
+        if path.starts_with("ops") {
+            assert!(!code.contains("clap::"), "{} names clap", path.display());
+        }
+    }
+}
+
+/// Issue 23: a command never calls another (validate composes ops, collect uses ops::doctor, build
+/// ops::dockerfile): no file in commands/ names a command module other than its own.
+#[test]
+fn no_command_names_another() {
+    let commands: BTreeSet<String> = sources()
+        .iter()
+        .filter_map(|(p, _)| {
+            let mut c = p.components();
+            (c.next()?.as_os_str() == "commands").then_some(())?;
+            let name = c.next()?.as_os_str().to_string_lossy().to_string();
+            Some(name.trim_end_matches(".rs").to_string())
+        })
+        .filter(|n| n != "mod")
+        .collect();
+    assert!(
+        commands.contains("validate") && commands.contains("doctor"),
+        "{commands:?}"
+    );
+    let mut checked = 0;
+    for (path, code) in sources() {
+        let parts: Vec<String> = path
+            .components()
+            .map(|c| c.as_os_str().to_string_lossy().to_string())
+            .collect();
+        if parts.first().map(String::as_str) != Some("commands") || parts.len() < 2 {
+            continue;
+        }
+        let own = parts[1].trim_end_matches(".rs").to_string();
+        // The path that reaches commands/ from this file: `super::` from commands/x.rs and commands/x/mod.rs,
+        // `super::super::` from commands/x/y.rs; commands/mod.rs is the dispatcher, which names them all.
+        let is_mod = parts.last().map(String::as_str) == Some("mod.rs");
+        let depth = parts.len() - 1 - usize::from(is_mod);
+        if depth == 0 {
+            continue;
+        }
+        for prefix in ["crate::commands::".to_string(), "super::".repeat(depth)] {
+            for (i, _) in code.match_indices(prefix.as_str()) {
+                // `super::super::x` also contains `super::x` one level down: only whole prefixes count.
+                if i >= 2 && &code[i - 2..i] == "::" {
+                    continue;
+                }
+                let rest = &code[i + prefix.len()..];
+                // `super::{a, b::c}` names each of a and b.
+                let names: Vec<String> = match rest.strip_prefix('{') {
+                    Some(group) => group
+                        .split('}')
+                        .next()
+                        .unwrap_or_default()
+                        .split(',')
+                        .map(|n| n.trim().split("::").next().unwrap_or_default().to_string())
+                        .collect(),
+                    None => vec![rest
+                        .chars()
+                        .take_while(|c| c.is_ascii_lowercase() || *c == '_' || c.is_ascii_digit())
+                        .collect()],
+                };
+                for name in names {
+                    assert!(
+                        !commands.contains(&name) || name == own,
+                        "{} names the command module {name} ({prefix}{name})",
+                        path.display()
+                    );
+                }
+            }
+        }
+        checked += 1;
+    }
+    assert!(checked > 15, "read only {checked} command files");
+}
+
+/// Issue 23: the matrices are loaded in one place, where the context is made, so a process loads them once.
+#[test]
+fn the_matrices_are_loaded_only_by_the_context() {
+    let sites: Vec<String> = sources()
+        .iter()
+        .flat_map(|(p, code)| {
+            code.match_indices("Matrices::load(")
+                .map(move |_| p.display().to_string())
+        })
+        .collect();
+    assert_eq!(sites, ["ops/ctx.rs"], "Matrices::load outside the context");
+}
+
+/// Per directory module (`engine`, `host`, …): file → the sibling files its non-test code names, as `super::<file>`
+/// or `crate::<module>::<file>`.
+fn sibling_graphs() -> BTreeMap<String, BTreeMap<String, BTreeSet<String>>> {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let mut out: BTreeMap<String, BTreeMap<String, BTreeSet<String>>> = BTreeMap::new();
+    for f in &files {
+        let dir = f.parent().unwrap();
+        if dir == src {
+            continue;
+        }
+        let stem = f.file_stem().unwrap().to_string_lossy().to_string();
+        if stem == "mod" {
+            continue;
+        }
+        let module = dir
+            .strip_prefix(&src)
+            .unwrap()
+            .to_string_lossy()
+            .replace('/', "::");
+        let siblings: BTreeSet<String> = files
+            .iter()
+            .filter(|g| g.parent() == Some(dir))
+            .map(|g| g.file_stem().unwrap().to_string_lossy().to_string())
+            .filter(|s| s != "mod" && *s != stem)
+            .collect();
+        let text = std::fs::read_to_string(f).unwrap();
+        let code = text.split("#[cfg(test)]\nmod tests").next().unwrap();
+        let mut deps = BTreeSet::new();
+        for prefix in ["super::".to_string(), format!("crate::{module}::")] {
+            for (i, _) in code.match_indices(&prefix) {
+                let rest = &code[i + prefix.len()..];
+                // `super::{a, b::C}` names several siblings at once.
+                let names: Vec<&str> = match rest.strip_prefix('{') {
+                    Some(group) => group
+                        .split('}')
+                        .next()
+                        .unwrap()
+                        .split(',')
+                        .map(|n| n.trim())
+                        .collect(),
+                    None => vec![rest],
+                };
+                for n in names {
+                    let name: String = n
+                        .chars()
+                        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                        .collect();
+                    if siblings.contains(&name) {
+                        deps.insert(name);
+                    }
+                }
+            }
+        }
+        out.entry(module).or_default().insert(stem, deps);
+    }
+    out
+}
+
+/// Issue 23: the files inside a module import one another without a circle either (engine's connect, endpoint and
+/// tls used to).
+#[test]
+fn no_import_circle_between_files_of_a_module() {
+    let graphs = sibling_graphs();
+    let engine = &graphs["engine"];
+    assert!(engine["run"].contains("connect"), "{engine:?}");
+    for (module, g) in &graphs {
+        for (a, deps) in g {
+            for b in deps {
+                assert!(
+                    !reaches(g, b, a),
+                    "import circle in {module}: {a} → {b} → … → {a}"
+                );
+            }
+        }
+    }
+}

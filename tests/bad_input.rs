@@ -1,7 +1,7 @@
 //! Hostile and broken host trees: never a panic; the fact is null with a reason and the check that needs it skips.
 
 use rocmenv::checks::Status;
-use rocmenv::commands::doctor::{build_report, DoctorOptions};
+use rocmenv::ops::doctor::{build_report, DoctorOptions};
 use rocmenv::report::DoctorReport;
 use std::fs;
 use std::path::Path;
@@ -289,7 +289,7 @@ fn old_kfd_nodes_without_gfx_target_version_give_gfx_null() {
     let r = run(dir.path());
     let g = &r.facts.gpus[0];
     assert_eq!(
-        (g.gfx.as_deref(), g.render_node.as_deref()),
+        (g.gfx, g.render_node.as_deref()),
         (None, Some("/dev/dri/renderD128"))
     );
 }

@@ -1,7 +1,7 @@
 //! `doctor` on every captured host tree: the findings that matter asserted by hand, and the whole JSON as a snapshot.
 
 use rocmenv::checks::{Finding, Status};
-use rocmenv::commands::doctor::{build_report, DoctorOptions};
+use rocmenv::ops::doctor::{build_report, DoctorOptions};
 use rocmenv::report::{doctor_json, render_human, DoctorReport, Style};
 use std::path::PathBuf;
 
@@ -60,11 +60,10 @@ fn snapshot(name: &str, r: &DoctorReport) {
 fn mi300x_x4_on_ubuntu_2204_passes_against_rocm_62() {
     let r = doctor("mi300x-x4-ubuntu2204", Some("rocm-6.2"));
     assert_eq!(r.facts.gpus.len(), 4);
-    assert!(r
-        .facts
-        .gpus
-        .iter()
-        .all(|g| g.gfx.as_deref() == Some("gfx942") && g.vram_bytes == Some(206141652992)));
+    assert!(r.facts.gpus.iter().all(
+        |g| g.gfx.map(|t| t.to_string()).as_deref() == Some("gfx942")
+            && g.vram_bytes == Some(206141652992)
+    ));
     all(&r, "gpu.gfx-supported", Status::Pass);
     // Issue 14: the fix names the exact installed release, not the target's series again.
     let installed = find(&r, "rocm.installed", None);
@@ -280,7 +279,7 @@ fn radeon_780m_runs_through_its_override_with_a_warning() {
     let r = doctor("radeon780m-apu-ubuntu2404", Some("rocm-6.2"));
     let g = &r.facts.gpus[0];
     assert_eq!(
-        (g.gfx.as_deref(), g.integrated),
+        (g.gfx.map(|t| t.to_string()).as_deref(), g.integrated),
         (Some("gfx1103"), Some(true))
     );
     let f = find(&r, "gpu.gfx-supported", None);
@@ -352,7 +351,10 @@ fn amdgpu_not_loaded_fails_with_modprobe_and_falls_back_to_the_pci_id() {
     assert_eq!(status(&r, "devices.kfd"), Status::Fail);
     let g = &r.facts.gpus[0];
     assert_eq!(
-        (g.gfx.as_deref(), g.gfx_source.as_deref()),
+        (
+            g.gfx.map(|t| t.to_string()).as_deref(),
+            g.gfx_source.as_deref()
+        ),
         (Some("gfx1100"), Some("pci-id"))
     );
     snapshot("amdgpu-not-loaded-rocm-6.2", &r);

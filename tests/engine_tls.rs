@@ -3,7 +3,10 @@
 //! it; a wrong CA, a missing or expired client certificate, plain HTTP to the TLS port and an unknown context each end
 //! in one line naming the endpoint or context, exit 125 from `run` and 3 from `build`. The shared daemon is never
 //! touched: the second one has its own data-root, exec-root, pidfile, containerd namespace and bridge, and is stopped
-//! at the end (never `--bridge=none`: at start-up moby deletes the default `docker0` bridge then, the shared daemon's). Without root, dockerd or openssl this prints SKIP, unless ROCMENV_ENGINE_TESTS=1 makes that a failure.
+//! at the end (never `--bridge=none`: at start-up moby deletes the default `docker0` bridge then, the shared daemon's).
+//! A TLS proxy in front of the shared daemon's socket that checks client certificates (socat with `verify=1`, issue
+//! 23) carries doctor and run, which open several connections each. Without root, dockerd, openssl or socat this
+//! prints SKIP, unless ROCMENV_ENGINE_TESTS=1 makes that a failure.
 
 #[allow(dead_code)]
 #[path = "common/engine.rs"]
@@ -17,7 +20,8 @@ use std::ffi::OsString;
 
 use std::net::TcpListener;
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
 
 fn sh(dir: &Path, script: &str) -> Output {
     Command::new("sh")
@@ -370,4 +374,136 @@ fn doctor_run_and_contexts_over_tls_and_each_tls_failure_in_one_line() {
         "containers left: {}",
         String::from_utf8_lossy(&ps.stdout)
     );
+}
+
+/// A socat TLS proxy in front of a unix socket, killed when dropped; its log says why a handshake failed.
+struct TlsProxy {
+    child: Child,
+    host: String,
+    log: std::path::PathBuf,
+}
+
+impl TlsProxy {
+    /// `socat openssl-listen:PORT,…,verify=1 unix-connect:SOCKET`, as people put one in front of a daemon: it
+    /// demands a client certificate signed by `ca.pem` and sets no session id context, so it refuses resumption.
+    fn start(certs: &Path, socket: &str, log: std::path::PathBuf) -> TlsProxy {
+        let port = free_port();
+        let listen = format!(
+            "openssl-listen:{port},bind=127.0.0.1,reuseaddr,fork,cert={},key={},cafile={},verify=1",
+            certs.join("server-cert.pem").display(),
+            certs.join("server-key.pem").display(),
+            certs.join("ca.pem").display()
+        );
+        // `-d -d` logs "listening on" once the port is open: a probe connection would log an error of its own.
+        let child = Command::new("socat")
+            .args(["-d", "-d", &listen, &format!("unix-connect:{socket}")])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(&log).unwrap())
+            .spawn()
+            .expect("socat starts");
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while !std::fs::read_to_string(&log).is_ok_and(|l| l.contains("listening on")) {
+            assert!(Instant::now() < deadline, "socat does not listen on {port}");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        TlsProxy {
+            child,
+            host: format!("tcp://127.0.0.1:{port}"),
+            log,
+        }
+    }
+
+    fn log(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+}
+
+impl Drop for TlsProxy {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Issue 23: through a TLS proxy that checks client certificates, every connection after the first used to fail
+/// ("received fatal alert: InternalError"; the proxy: "SSL_accept(): session id context uninitialized") because
+/// rustls offered to resume the first session. doctor (version handshake, /version, /info) and two runs (inspect,
+/// create, attach, start, wait, remove) each open several connections; all of them must pass.
+#[test]
+fn doctor_and_run_through_a_tls_proxy_that_checks_client_certificates() {
+    let socket = "/var/run/docker.sock";
+    for tool in ["socat", "openssl"] {
+        if which::which(tool).is_err() {
+            return skip("engine_tls proxy", &format!("{tool} is not installed"));
+        }
+    }
+    if !Path::new(socket).exists() {
+        return skip("engine_tls proxy", &format!("{socket} does not exist"));
+    }
+    let Some(_shared) = common::daemon("engine_tls proxy") else {
+        return skip(
+            "engine_tls proxy",
+            "no shared Docker daemon to put the proxy in front of",
+        );
+    };
+    let tmp = tempfile::Builder::new()
+        .prefix("rocmenv-tls-proxy")
+        .tempdir()
+        .unwrap();
+    let certs = tmp.path().join("certs");
+    std::fs::create_dir(&certs).unwrap();
+    make_certs(&certs);
+    let proxy = TlsProxy::start(&certs, socket, tmp.path().join("socat.log"));
+    let config = tmp.path().join("docker-config");
+    std::fs::create_dir(&config).unwrap();
+    let vars = vec![
+        ("DOCKER_HOST", proxy.host.clone()),
+        ("DOCKER_TLS_VERIFY", "1".to_string()),
+        ("DOCKER_CERT_PATH", certs.join("good").display().to_string()),
+    ];
+
+    let d = doctor_docker(&config, &vars);
+    assert_eq!(d["status"], "pass", "{d}\nproxy: {}", proxy.log());
+    for n in 1..=2 {
+        let o = rocmenv(
+            &config,
+            &vars,
+            &[
+                "run",
+                "--vendor",
+                "cpu",
+                "--image",
+                common::BASE,
+                "--",
+                "sh",
+                "-c",
+                &format!("echo through-proxy-{n}"),
+            ],
+        );
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "run {n}: {}\nproxy: {}",
+            stderr(&o),
+            proxy.log()
+        );
+        assert_eq!(
+            String::from_utf8_lossy(&o.stdout),
+            format!("through-proxy-{n}\n")
+        );
+    }
+    let log = proxy.log();
+    assert!(
+        !log.contains("SSL_accept"),
+        "the proxy refused a handshake: {log}"
+    );
+    // No container of these runs is left (others' tests may use the shared daemon at the same time).
+    let ps = Command::new("docker")
+        .args(["ps", "-a", "--no-trunc", "--format", "{{.Command}}"])
+        .output()
+        .unwrap();
+    assert!(ps.status.success(), "{}", stderr(&ps));
+    let ps = String::from_utf8_lossy(&ps.stdout);
+    assert!(!ps.contains("through-proxy"), "containers left: {ps}");
 }

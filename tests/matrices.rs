@@ -942,7 +942,7 @@ fn built_but_not_supported_runs_natively() {
 #[test]
 fn doctor_warns_for_built_but_not_supported() {
     use rocmenv::checks::Status;
-    use rocmenv::commands::doctor::{build_report, DoctorOptions};
+    use rocmenv::ops::doctor::{build_report, DoctorOptions};
     let d = dir_with("rocm.yaml", Some(rocm_with_built().as_bytes()));
     let host = |name: &str, matrices: Option<&Path>| {
         let r = build_report(&DoctorOptions {

@@ -145,7 +145,7 @@ fn hsa_override(cx: &Context) -> Finding {
                 .collect(),
         };
         for (i, g) in targets {
-            let Some(own) = g.gfx.as_deref().and_then(|s| s.parse::<GfxTarget>().ok()) else {
+            let Some(own) = g.gfx else {
                 continue;
             };
             let how = cx.matrices.gfx_on_release(r, own);

@@ -131,7 +131,7 @@ fn gfx_supported(cx: &Context, g: &Gpu, index: usize) -> Finding {
         )
         .subject(sub);
     }
-    let Some(gfx) = g.gfx.as_deref().and_then(|s| s.parse::<GfxTarget>().ok()) else {
+    let Some(gfx) = g.gfx else {
         return Finding::new(ID, AREA, Status::Skip, format!("{label}: gfx target unknown (no gfx_target_version in KFD, and the PCI id {} is not in gpus.yaml)", g.device_id))
             .subject(sub)
             .fix("run `rocminfo | grep gfx` to see the target, and add the card to matrices/gpus.yaml");
@@ -445,7 +445,12 @@ fn igpu_with_dgpu(cx: &Context) -> Finding {
         .find_map(|v| cx.facts.env.get(*v).map(|val| (v, val)));
     let ig_names: Vec<String> = igpus
         .iter()
-        .map(|(i, g)| format!("device {i} ({})", g.gfx.as_deref().unwrap_or("?")))
+        .map(|(i, g)| {
+            format!(
+                "device {i} ({})",
+                g.gfx.map_or("?".into(), |t| t.to_string())
+            )
+        })
         .collect();
     if let Some((var, val)) = hidden {
         let listed: Vec<&str> = val.split(',').map(str::trim).collect();

@@ -133,11 +133,7 @@ fn releases_supporting(
 
 /// The host's AMD gfx targets, known ones only, each once.
 fn host_gfx(cx: &Context) -> Vec<GfxTarget> {
-    let mut t: Vec<GfxTarget> = cx
-        .facts
-        .amd_gpus()
-        .filter_map(|g| g.gfx.as_deref()?.parse().ok())
-        .collect();
+    let mut t: Vec<GfxTarget> = cx.facts.amd_gpus().filter_map(|g| g.gfx).collect();
     t.sort();
     t.dedup();
     t

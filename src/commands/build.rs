@@ -1,32 +1,18 @@
-//! `rocmenv build`: read the context, build it through the engine with progress on stderr, print the outcome.
+//! `rocmenv build`: the flags as a source and plan, `ops::build` with progress on stderr, the outcome printed.
 
-use super::dockerfile::StackPlan;
 use crate::cli::BuildArgs;
-use crate::engine::{self, BuildContext, BuildOutcome, Engine};
+use crate::engine::{self, BuildOutcome};
 use crate::error::Error;
+use crate::ops::build::{BuildPlan, BuildSource};
+use crate::ops::{Ctx, Event};
 use crate::report::BuildProgress;
 use std::io::Write;
-use std::path::PathBuf;
-
-/// What to build.
-#[derive(Debug, Clone)]
-pub enum BuildSource {
-    /// `--context DIR`: a directory holding a Dockerfile; tagged `rocmenv/context:<hash>`.
-    Dir(PathBuf),
-    /// Rendered files (a stack's Dockerfile and friends), tagged `rocmenv/<stack>:<hash>`.
-    Files {
-        /// The stack name in the tag (`rocm`, `ngc`, `cpu`).
-        stack: String,
-        /// Relative paths and contents; one is `Dockerfile`.
-        files: Vec<(PathBuf, Vec<u8>)>,
-    },
-}
 
 /// Runs `rocmenv build`: the outcome goes to `out` (JSON or one line), progress to `err` (bars only when
 /// `terminal`). Returns the exit code.
 pub fn exec(
     a: BuildArgs,
-    matrices: Option<PathBuf>,
+    ctx: &Ctx,
     terminal: bool,
     out: &mut dyn Write,
     mut err: Box<dyn Write>,
@@ -35,47 +21,33 @@ pub fn exec(
     for t in &a.tag {
         crate::sanitize::image_reference("tag", t)?;
     }
-    let source = match (a.context, StackPlan::from_args(a.stack, matrices)?) {
+    let plan = BuildPlan {
+        tags: a.tag,
+        flags: engine::BuildFlags {
+            pull: a.pull,
+            no_cache: a.no_cache,
+        },
+    };
+    let source = match (a.context, super::stack_plan(a.stack)?) {
         (Some(dir), _) => BuildSource::Dir(dir),
-        (None, Some(plan)) => build_source(&plan, &mut err)?,
+        (None, Some(stack)) => {
+            let rendered = crate::ops::dockerfile::render(ctx, &stack, &mut |ev| {
+                super::log_event(&mut err, &ev)
+            })?;
+            BuildSource::rendered(stack.request.stack, &rendered)
+        }
         (None, None) => unreachable!("clap requires --context or --stack"),
     };
-    let (ctx, stack) = match &source {
-        BuildSource::Dir(d) => (BuildContext::from_dir(d)?, "context"),
-        BuildSource::Files { stack, files } => {
-            (BuildContext::from_files(files, None)?, stack.as_str())
-        }
-    };
-    let engine = Engine::connect_default()?;
     let mut progress = BuildProgress::new(a.json, terminal, err);
-    let flags = engine::BuildFlags {
-        pull: a.pull,
-        no_cache: a.no_cache,
-    };
-    let res = engine::build_context(&engine, &ctx, stack, &a.tag, flags, &mut |ev| {
-        progress.event(&ev)
+    let res = crate::ops::build::build(ctx, &source, &plan, &mut |ev| {
+        if let Event::Build(b) = ev {
+            progress.event(b)
+        }
     });
     progress.finish();
     let outcome = res?;
     write_outcome(&outcome, a.json, out).map_err(Error::Output)?;
     Ok(crate::error::EXIT_OK)
-}
-
-/// Renders `o` into the files `rocmenv build` sends to the daemon; notes go to `err`.
-pub fn build_source(
-    o: &StackPlan,
-    err: &mut dyn Write,
-) -> Result<super::build::BuildSource, Error> {
-    let rendered = super::dockerfile::render(o, err)?;
-    let mut files = vec![(
-        PathBuf::from("Dockerfile"),
-        rendered.dockerfile.into_bytes(),
-    )];
-    files.extend(rendered.files);
-    Ok(BuildSource::Files {
-        stack: o.request.stack.name().to_string(),
-        files,
-    })
 }
 
 fn write_outcome(o: &BuildOutcome, json: bool, out: &mut dyn Write) -> std::io::Result<()> {

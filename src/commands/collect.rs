@@ -1,32 +1,33 @@
 //! `rocmenv collect`: doctor on this host (or a tree) through a recorder, and the bundle of what it read.
 
-use super::doctor::{self, DoctorOptions};
 use crate::cli::CollectArgs;
 use crate::collect::{self, redact::Redactor, Item};
 use crate::error::Error;
 use crate::host::{ProbeOptions, RecordingSession};
-use crate::matrix::Matrices;
+use crate::ops::doctor::DoctorPlan;
+use crate::ops::{Ctx, HostSpec};
 use crate::report;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
+/// The host collect's flags name.
+pub fn host_spec(a: &CollectArgs) -> HostSpec {
+    HostSpec {
+        sysroot: a.sysroot.clone(),
+        tool_timeout: Duration::from_secs(a.tool_timeout),
+        deep: a.deep,
+    }
+}
+
 /// Runs `rocmenv collect`; the summary on `out` is for people.
-pub fn exec(a: CollectArgs, matrices: Option<PathBuf>, out: &mut dyn Write) -> Result<i32, Error> {
+pub fn exec(a: CollectArgs, ctx: &Ctx, out: &mut dyn Write) -> Result<i32, Error> {
     let now = SystemTime::now();
     let date = chrono::DateTime::<chrono::Utc>::from(now)
         .format("%Y-%m-%d")
         .to_string();
-    let opts = DoctorOptions {
-        sysroot: a.sysroot.clone(),
-        matrices,
-        target: None,
-        deep: a.deep,
-        tool_timeout: Some(Duration::from_secs(a.tool_timeout)),
-        ..DoctorOptions::default()
-    };
     // Flags and data first, without touching the host.
-    let m = Matrices::load(opts.matrices.as_deref())?;
+    let m = ctx.matrices()?;
     let output = match &a.output {
         Some(o) => o.clone(),
         None => {
@@ -48,10 +49,12 @@ pub fn exec(a: CollectArgs, matrices: Option<PathBuf>, out: &mut dyn Write) -> R
     if !a.force && std::fs::symlink_metadata(&output).is_ok() {
         return Err(collect::exists(&output));
     }
-    let (root, session) = doctor::open_host(&opts)?;
+    let (root, session) = ctx.open_host()?;
     let recording_root = root.recording();
     let recording_session = RecordingSession::new(session.as_ref());
-    let r = doctor::build_report_on(&opts, &m, &recording_root, &recording_session)?;
+    let facts = ctx.probe(&recording_root, &recording_session, m);
+    let r =
+        crate::ops::doctor::report_on(&DoctorPlan::default(), m, &recording_root, facts, a.deep)?;
     let (facts, outputs) = recording_session.into_recorded();
     let rec = collect::complete(
         &root,

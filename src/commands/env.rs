@@ -1,12 +1,12 @@
 //! `rocmenv env`: validate the flags, find the GPUs (host or `--gfx`), plan, print.
 
 use crate::cli::EnvArgs;
-use crate::envplan::{self, GpuInput};
+use crate::envplan;
 use crate::error::Error;
 use crate::matrix::{Matrices, RocmRelease};
+use crate::ops::Ctx;
 use crate::report::render_env;
 use std::io::Write;
-use std::path::PathBuf;
 
 /// Looks up `--rocm`, listing the nearest releases when it is unknown.
 pub fn rocm_release<'m>(m: &'m Matrices, spec: &str) -> Result<&'m RocmRelease, Error> {
@@ -16,15 +16,6 @@ pub fn rocm_release<'m>(m: &'m Matrices, spec: &str) -> Result<&'m RocmRelease, 
         flag: "--rocm".into(),
         message,
     })
-}
-
-/// The GPUs of the host (or the tree under `sysroot`), as plan inputs.
-pub fn host_inputs(
-    m: &Matrices,
-    sysroot: Option<&std::path::Path>,
-) -> Result<Vec<GpuInput>, Error> {
-    let facts = crate::inventory::read(sysroot, m)?;
-    Ok(envplan::inputs_from_host(&facts))
 }
 
 /// The release for a host: `--rocm` when given (refused when it belongs to another stream than the ROCm the
@@ -56,20 +47,15 @@ pub fn release_for_host<'m>(
 }
 
 /// Runs `rocmenv env`; warnings go to `err`, variables to `out`. Returns the exit code.
-pub fn exec(
-    o: EnvArgs,
-    matrices: Option<PathBuf>,
-    out: &mut dyn Write,
-    err: &mut dyn Write,
-) -> Result<i32, Error> {
-    let m = Matrices::load(matrices.as_deref())?;
-    let mut release = o.rocm.as_deref().map(|s| rocm_release(&m, s)).transpose()?;
+pub fn exec(o: EnvArgs, ctx: &Ctx, out: &mut dyn Write, err: &mut dyn Write) -> Result<i32, Error> {
+    let m = ctx.matrices()?;
+    let mut release = o.rocm.as_deref().map(|s| rocm_release(m, s)).transpose()?;
     let inputs = if o.gfx.is_empty() {
-        let facts = crate::inventory::read(o.sysroot.as_deref(), &m)?;
-        release = release_for_host(&m, release, facts.rocm.as_ref())?;
-        envplan::inputs_from_host(&facts)
+        let facts = ctx.facts()?;
+        release = release_for_host(m, release, facts.rocm.as_ref())?;
+        envplan::inputs_from_host(facts)
     } else {
-        envplan::inputs_from_gfx(&m, &o.gfx)?
+        envplan::inputs_from_gfx(m, &o.gfx)?
     };
     if inputs.is_empty() {
         return Err(Error::NoGpu(
@@ -77,7 +63,7 @@ pub fn exec(
                 .into(),
         ));
     }
-    let plan = envplan::plan(&m, &inputs, release, o.device)?;
+    let plan = envplan::plan(m, &inputs, release, o.device)?;
     if let Some(d) = o.device {
         // Name the GPU the index means, so a number is never taken on trust.
         let amd_host = inputs

@@ -3,21 +3,17 @@
 use crate::cli::{InitArgs, StackArg};
 use crate::config::{self, ExampleInput, StackKind};
 use crate::error::Error;
-use crate::matrix::Matrices;
+use crate::ops::Ctx;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// What the example is filled in with: the stack the GPUs call for (or `--stack`), doctor's default target.
-pub fn example_for_host(
-    stack: Option<StackArg>,
-    sysroot: Option<&Path>,
-    matrices: Option<&Path>,
-) -> Result<ExampleInput, Error> {
-    let m = Matrices::load(matrices)?;
-    let facts = crate::inventory::read(sysroot, &m)?;
+pub fn example_for_host(stack: Option<StackArg>, ctx: &Ctx) -> Result<ExampleInput, Error> {
+    let m = ctx.matrices()?;
+    let facts = ctx.facts()?;
     let amd: Vec<String> = facts
         .amd_gpus()
-        .filter_map(|g| g.gfx.clone())
+        .filter_map(|g| g.gfx.map(|t| t.to_string()))
         .collect::<std::collections::BTreeSet<_>>()
         .into_iter()
         .collect();
@@ -40,7 +36,7 @@ pub fn example_for_host(
         None => StackKind::Cpu,
     };
     // The rule doctor uses when it is given no --target.
-    let target = crate::target::resolve(None, &m, &facts)?;
+    let target = crate::target::resolve(None, m, facts)?;
     let (spec, why) = match (stack, &target.rocm, &target.cuda) {
         (StackKind::Ngc, _, Some(c)) | (StackKind::Cpu, None, Some(c)) => (
             Some(format!("cuda-{}", c.cuda.version.short())),
@@ -116,11 +112,11 @@ pub fn write_new(path: &Path, text: &str) -> Result<(), Error> {
 /// Runs `rocmenv init`.
 pub fn exec(
     a: InitArgs,
-    matrices: Option<PathBuf>,
+    ctx: &Ctx,
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Result<i32, Error> {
-    let input = example_for_host(a.stack, a.sysroot.as_deref(), matrices.as_deref())?;
+    let input = example_for_host(a.stack, ctx)?;
     let text = config::render_example(&input);
     // What is written must load: a template that drifted from the schema is caught here, not in the user's CI.
     config::Config::parse(&a.output, &text)?;

@@ -1,5 +1,6 @@
 //! One module per subcommand. Each takes its clap arguments, turns them into a validated plan once (no host touched),
-//! then calls the library and a reporter. `main.rs` only parses and dispatches here.
+//! then calls `ops` with the one context `dispatch` made, and shows the events and result. No command calls another;
+//! what several share (flags → plan conversions, reporters) is here. `main.rs` only parses and dispatches here.
 
 pub mod bench;
 pub mod build;
@@ -12,20 +13,24 @@ pub mod gc;
 pub mod init;
 pub mod k8s;
 pub mod matrix;
-pub mod matrix_gpu;
 pub mod probe;
 pub mod report;
 pub mod run;
 pub mod slurm;
 pub mod smoke;
-mod suite;
 pub mod validate;
 
-use crate::cli::{Cli, Command};
+use crate::cli::{Cli, Command, StackArgs, SuiteArgs};
+use crate::dockerfile::DockerfileRequest;
 use crate::error::Error;
+use crate::ops::dockerfile::StackPlan;
+use crate::ops::suite::{Outputs, SuitePlan};
+use crate::ops::{Ctx, Event, HostSpec};
 use crate::report::glyphs::{self, AsciiWriter};
-use crate::report::Style;
+use crate::report::{self as rpt, Style};
+use crate::version::VersionError;
 use std::io::{IsTerminal, Write};
+use std::time::Duration;
 
 /// Runs the command `cli` names; returns the process exit code, or the error that ended it.
 pub fn dispatch(cli: Cli) -> Result<i32, Error> {
@@ -66,25 +71,27 @@ pub fn dispatch(cli: Cli) -> Result<i32, Error> {
     } else {
         Box::new(std::io::stderr())
     };
-    let matrices = cli.matrices;
+    // The one context of this process: each command reads the matrices, the host and the engine through it.
+    let ctx = Ctx::new(cli.matrices, host_spec(&cli.command));
+    let ctx = &ctx;
     let style = Style::detect(&stdout);
     let done = match cli.command {
-        Command::Doctor(a) => doctor::exec(a, matrices, style, &mut out, &mut err),
-        Command::Collect(a) => collect::exec(a, matrices, &mut out),
-        Command::Env(a) => env::exec(a, matrices, &mut out, &mut err),
-        Command::Dockerfile(a) => dockerfile::exec(*a, matrices, &mut out, &mut err),
+        Command::Doctor(a) => doctor::exec(a, ctx, style, &mut out, &mut err),
+        Command::Collect(a) => collect::exec(a, ctx, &mut out),
+        Command::Env(a) => env::exec(a, ctx, &mut out, &mut err),
+        Command::Dockerfile(a) => dockerfile::exec(*a, ctx, &mut out, &mut err),
         Command::Probe { json } => probe::exec(json, &mut out),
         Command::Build(a) => {
             let terminal = std::io::stderr().is_terminal();
-            build::exec(a, matrices, terminal, &mut out, err)
+            build::exec(a, ctx, terminal, &mut out, err)
         }
         // The container's stdout and stderr pass through untouched.
-        Command::Run(a) => Ok(run::exec(a, matrices, &mut out, &mut std::io::stderr())),
-        Command::Smoke(a) => smoke::exec(a, matrices, style, &mut out, &mut err),
-        Command::Bench(a) => bench::exec(a, matrices, style, &mut out, &mut err),
-        Command::Matrix(a) => matrix::exec(a, matrices, &mut out),
-        Command::Init(a) => init::exec(a, matrices, &mut out, &mut err),
-        Command::Validate(a) => validate::exec(a, matrices, style, &mut out, &mut err),
+        Command::Run(a) => Ok(run::exec(a, ctx, &mut out, &mut std::io::stderr())),
+        Command::Smoke(a) => smoke::exec(a, ctx, style, &mut out, &mut err),
+        Command::Bench(a) => bench::exec(a, ctx, style, &mut out, &mut err),
+        Command::Matrix(a) => matrix::exec(a, ctx, &mut out),
+        Command::Init(a) => init::exec(a, ctx, &mut out, &mut err),
+        Command::Validate(a) => validate::exec(a, ctx, style, &mut out, &mut err),
         Command::Gc { json, all, images } => gc::exec(json, all, images, &mut out),
         Command::Completions { shell } => completions::exec(shell, &mut out),
         Command::K8s(a) => k8s::exec(a, &mut out),
@@ -100,5 +107,137 @@ pub(crate) fn written(res: std::io::Result<()>) -> Result<(), Error> {
     match res {
         Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(Error::Output(e)),
         _ => Ok(()),
+    }
+}
+
+/// The host a command's flags name (`--sysroot`, `--tool-timeout`, `--deep`); the running host for the rest.
+fn host_spec(c: &Command) -> HostSpec {
+    let on = |sysroot: &Option<std::path::PathBuf>| HostSpec {
+        sysroot: sysroot.clone(),
+        ..HostSpec::default()
+    };
+    match c {
+        Command::Doctor(a) => doctor::host_spec(a),
+        Command::Collect(a) => collect::host_spec(a),
+        Command::Env(a) => on(&a.sysroot),
+        Command::Dockerfile(a) => on(&a.stack.sysroot),
+        Command::Build(a) => on(&a.stack.sysroot),
+        Command::Run(a) => on(&a.sysroot),
+        Command::Init(a) => on(&a.sysroot),
+        _ => HostSpec::default(),
+    }
+}
+
+/// The stack flags of `dockerfile` and `build`, validated; `None` without `--stack`.
+pub(crate) fn stack_plan(a: StackArgs) -> Result<Option<StackPlan>, Error> {
+    let Some(stack) = a.stack else {
+        return Ok(None);
+    };
+    let driver = a
+        .driver
+        .as_deref()
+        .map(|d| {
+            d.parse()
+                .map_err(|e: VersionError| Error::usage("--driver", e.to_string()))
+        })
+        .transpose()?;
+    let mut request = DockerfileRequest::new(stack.into());
+    request.rocm = a.rocm;
+    request.pytorch = a.pytorch;
+    request.ubuntu = a.ubuntu;
+    request.python = a.python;
+    request.ngc = a.ngc;
+    request.base = a.base;
+    request.pip = a.pip;
+    request.apt = a.apt;
+    request.onnxruntime = a.onnxruntime;
+    request.with_smoke_tests = a.with_smoke_tests;
+    request.source = a.source;
+    Ok(Some(StackPlan {
+        request,
+        gfx: a.gfx,
+        driver,
+    }))
+}
+
+/// The suite flags `smoke` and `bench` share, as a plan (no I/O).
+pub(crate) fn suite_plan(a: SuiteArgs) -> SuitePlan {
+    SuitePlan {
+        image: a.image,
+        python: a.python,
+        vendor: a.vendor,
+        gpu: a.gpu,
+        security: a.security,
+        timeout: a.timeout.map(Duration::from_secs),
+        outputs: Outputs {
+            json: a.json,
+            junit: a.junit,
+            html: a.html,
+        },
+    }
+}
+
+/// Where a suite runs, as its header line says it.
+pub(crate) fn place(image: Option<&str>) -> String {
+    match image {
+        Some(i) => format!("in {i}"),
+        None => "on this host".into(),
+    }
+}
+
+/// Shows an operation's log events on `err`: notes, warnings and lines worded whole.
+pub(crate) fn log_event(err: &mut dyn Write, ev: &Event) {
+    let _ = match ev {
+        Event::Note(n) => writeln!(err, "rocmenv: note: {n}"),
+        Event::Warning(w) => writeln!(err, "rocmenv: warning: {w}"),
+        Event::Log(l) => writeln!(err, "{l}"),
+        _ => Ok(()),
+    };
+}
+
+/// Shows a suite's events: a row per finished test and the summary on `out` (with the tuning table for `--tune`),
+/// the log on `err`.
+pub(crate) struct SuiteReporter {
+    rows: rpt::SuiteRows,
+    style: Style,
+    tune: bool,
+    failed: Option<std::io::Error>,
+}
+
+impl SuiteReporter {
+    /// A reporter in `style`; `tune` adds the tuning table.
+    pub(crate) fn new(style: Style, tune: bool) -> Self {
+        SuiteReporter {
+            rows: rpt::SuiteRows::default(),
+            style,
+            tune,
+            failed: None,
+        }
+    }
+
+    /// Shows `ev`.
+    pub(crate) fn event(&mut self, ev: &Event, out: &mut dyn Write, err: &mut dyn Write) {
+        let res = match ev {
+            Event::Test(t) => self.rows.row(t, self.style, out).and_then(|_| out.flush()),
+            Event::SuiteFinished(r) => rpt::render_suite_summary(r, out).and_then(|_| {
+                if self.tune {
+                    rpt::render_tune(r, out)
+                } else {
+                    Ok(())
+                }
+            }),
+            _ => {
+                log_event(err, ev);
+                Ok(())
+            }
+        };
+        if let (Err(e), None) = (res, &self.failed) {
+            self.failed = Some(e);
+        }
+    }
+
+    /// The first output error, as `written` judges it.
+    pub(crate) fn result(&mut self) -> Result<(), Error> {
+        written(self.failed.take().map_or(Ok(()), Err))
     }
 }

@@ -4,9 +4,10 @@
 use crate::cli::{HtmlArgs, MergeArgs, MergeFormatArg, ReportArgs, ReportCommand};
 use crate::error::Error;
 use crate::fleet::{self, render};
+use crate::ops::files::{write_atomic, write_html};
 use crate::report::html;
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// Reads `files`, each as its JSON document and node reports; the first file that is not a report ends it with
 /// [`Error::Report`].
@@ -43,32 +44,6 @@ pub fn merge_files(files: &[PathBuf]) -> Result<fleet::Merged, Error> {
     Ok(fleet::merge(&reports))
 }
 
-/// Writes the HTML page of `sources` to `path`, atomically.
-pub fn write_html(path: &Path, title: &str, sources: &[html::Source]) -> Result<(), Error> {
-    let text = html::render(&html::page(title, sources))
-        .map_err(|e| Error::Output(std::io::Error::other(e)))?;
-    super::suite::write_atomic(path, text.as_bytes())
-}
-
-/// `--html FILE` of smoke, bench and validate: the page of the one report `doc` (the document `--json` writes),
-/// named `label` on the page.
-pub(crate) fn write_html_of(
-    path: &Path,
-    title: &str,
-    label: &str,
-    doc: &impl serde::Serialize,
-) -> Result<(), Error> {
-    let text = serde_json::to_string(doc).map_err(|e| Error::Output(std::io::Error::other(e)))?;
-    let (doc, reports) = fleet::parse_doc(Path::new(label), &text)
-        .map_err(|why| Error::Output(std::io::Error::other(why)))?;
-    let source = html::Source {
-        file: label.to_string(),
-        doc,
-        reports,
-    };
-    write_html(path, title, &[source])
-}
-
 fn render(m: &fleet::Merged, format: MergeFormatArg, out: &mut dyn Write) -> std::io::Result<()> {
     match format {
         MergeFormatArg::Text => render::text(m, out),
@@ -102,7 +77,7 @@ fn merge(a: MergeArgs, out: &mut dyn Write) -> Result<i32, Error> {
         Some(path) => {
             let mut buf = Vec::new();
             render(&m, a.format, &mut buf).map_err(Error::Output)?;
-            super::suite::write_atomic(path, &buf)?;
+            write_atomic(path, &buf)?;
         }
         None => super::written(render(&m, a.format, out))?,
     }
@@ -113,7 +88,7 @@ fn page(a: HtmlArgs, out: &mut dyn Write) -> Result<i32, Error> {
     let sources = read_sources(&a.files)?;
     let p = html::page(&a.title, &sources);
     let text = html::render(&p).map_err(|e| Error::Output(std::io::Error::other(e)))?;
-    super::suite::write_atomic(&a.output, text.as_bytes())?;
+    write_atomic(&a.output, text.as_bytes())?;
     super::written(writeln!(
         out,
         "rocmenv report html: wrote {} ({} nodes, {} charts)",

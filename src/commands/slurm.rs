@@ -43,7 +43,7 @@ pub fn exec(a: SlurmArgs, out: &mut dyn Write) -> Result<i32, Error> {
     let output = a.output.clone();
     let text = slurm::render(&plan(a)?);
     match output {
-        Some(path) => super::suite::write_atomic(&path, text.as_bytes())?,
+        Some(path) => crate::ops::files::write_atomic(&path, text.as_bytes())?,
         None => super::written(out.write_all(text.as_bytes()))?,
     }
     Ok(crate::error::EXIT_OK)

@@ -1,9 +1,10 @@
 //! Building an image from a context: content-hash tags (a cache hit skips the builder), base-image checks, and a
 //! stream of events in which a build error can arrive at any point.
 
-use super::connect::{describe, Engine};
+use super::connect::Engine;
 use super::context::{base_images, BuildContext};
 use super::events::BuildEvent;
+use super::fault::describe;
 use super::image::{ensure_image, pull_image};
 use super::signals::StopSignals;
 use crate::error::Error;

@@ -1,19 +1,17 @@
 //! Finding and connecting to a Docker-compatible daemon (Docker or Podman), with the API version negotiated down.
 
 use super::endpoint::Endpoint;
+use super::fault::describe;
 use super::tls;
 use crate::error::{Error, Unreachable};
 use bollard::Docker;
 use serde::Serialize;
-use std::path::Path;
 use std::time::Duration;
 
 /// How long connecting and the version handshake may take: a dead tcp endpoint must not hang a command.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 /// Per-request header timeout (seconds); streams (build output, logs, wait) are not cut by it.
 const REQUEST_TIMEOUT_S: u64 = 600;
-/// Docker's default socket.
-pub const DEFAULT_SOCKET: &str = "unix:///var/run/docker.sock";
 
 /// A connected daemon plus the runtime that drives it, so callers stay synchronous.
 pub struct Engine {
@@ -28,27 +26,6 @@ impl std::fmt::Debug for Engine {
             .field("endpoint", &self.endpoint)
             .finish()
     }
-}
-
-/// The endpoint to use: `DOCKER_HOST`, else Docker's socket, else Podman's (rootless, then system), else Docker's.
-pub fn resolve_endpoint(
-    docker_host: Option<&str>,
-    xdg_runtime_dir: Option<&str>,
-    exists: &dyn Fn(&Path) -> bool,
-) -> String {
-    if let Some(h) = docker_host.filter(|h| !h.is_empty()) {
-        return h.to_string();
-    }
-    let mut candidates = vec!["/var/run/docker.sock".to_string()];
-    if let Some(x) = xdg_runtime_dir.filter(|x| !x.is_empty()) {
-        candidates.push(format!("{x}/podman/podman.sock"));
-    }
-    candidates.push("/run/podman/podman.sock".to_string());
-    candidates
-        .into_iter()
-        .find(|c| exists(Path::new(c)))
-        .map(|c| format!("unix://{c}"))
-        .unwrap_or_else(|| DEFAULT_SOCKET.to_string())
 }
 
 /// Why a bollard error happened, from the `std::io::Error` hyper wraps in its source chain.
@@ -314,62 +291,6 @@ fn status_error(shown: String, e: Error) -> DockerStatus {
         result: Err(why),
         fix,
         reason,
-    }
-}
-
-/// One line for a bollard error, in words a person can act on.
-pub(crate) fn describe(e: &bollard::errors::Error) -> String {
-    use bollard::errors::Error as B;
-    match e {
-        B::DockerResponseServerError {
-            status_code,
-            message,
-        } => format!("{message} (HTTP {status_code})"),
-        B::SocketNotFoundError(p) => format!("{p} does not exist"),
-        B::RequestTimeoutError => "the request timed out".into(),
-        B::DockerStreamError { error } => error.trim().to_string(),
-        other => {
-            // hyper wraps the io error; its source chain says "Connection refused" or "Permission denied".
-            let mut s = other.to_string();
-            let mut src = std::error::Error::source(other);
-            while let Some(x) = src {
-                s = x.to_string();
-                src = x.source();
-            }
-            s
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn docker_host_wins() {
-        let e = resolve_endpoint(Some("tcp://10.0.0.1:2375"), None, &|_| true);
-        assert_eq!(e, "tcp://10.0.0.1:2375");
-    }
-
-    #[test]
-    fn docker_socket_before_podman() {
-        let e = resolve_endpoint(None, Some("/run/user/1000"), &|_| true);
-        assert_eq!(e, "unix:///var/run/docker.sock");
-    }
-
-    #[test]
-    fn podman_rootless_when_no_docker_socket() {
-        let e = resolve_endpoint(Some(""), Some("/run/user/1000"), &|p| {
-            p.starts_with("/run/user")
-        });
-        assert_eq!(e, "unix:///run/user/1000/podman/podman.sock");
-        let e = resolve_endpoint(None, None, &|p| p.starts_with("/run/podman"));
-        assert_eq!(e, "unix:///run/podman/podman.sock");
-    }
-
-    #[test]
-    fn nothing_exists_means_docker_default() {
-        assert_eq!(resolve_endpoint(None, None, &|_| false), DEFAULT_SOCKET);
     }
 }
 

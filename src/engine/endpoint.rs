@@ -13,6 +13,8 @@ use std::path::{Path, PathBuf};
 pub const DEFAULT_CONTEXT: &str = "default";
 /// The daemon docker uses when TLS is on and no host is named (docker/cli@85390b4c:opts/hosts.go `DefaultTLSHost`).
 const DEFAULT_TLS_HOST: &str = "tcp://localhost:2376";
+/// Docker's default socket.
+pub const DEFAULT_SOCKET: &str = "unix:///var/run/docker.sock";
 
 /// The variables the docker CLI reads to find its daemon; an empty value counts as unset, as in the CLI.
 #[derive(Debug, Clone, Default)]
@@ -207,7 +209,7 @@ fn default_endpoint(env: &DockerEnv, exists: &dyn Fn(&Path) -> bool) -> Endpoint
     let host = match &env.host {
         Some(h) => h.clone(),
         None if tls_on => DEFAULT_TLS_HOST.to_string(),
-        None => super::connect::resolve_endpoint(None, env.xdg_runtime_dir.as_deref(), exists),
+        None => resolve_endpoint(None, env.xdg_runtime_dir.as_deref(), exists),
     };
     let https = host.starts_with("https://");
     let tls = (is_tcp(&host) && (tls_on || https)).then(|| {
@@ -277,9 +279,7 @@ fn context_endpoint(
         .host
         .clone()
         .filter(|h| !h.is_empty())
-        .unwrap_or_else(|| {
-            super::connect::resolve_endpoint(None, env.xdg_runtime_dir.as_deref(), exists)
-        });
+        .unwrap_or_else(|| resolve_endpoint(None, env.xdg_runtime_dir.as_deref(), exists));
     let tls_dir = contexts.join("tls").join(&id).join("docker");
     let file = |f: &str| Some(tls_dir.join(f)).filter(|p| exists(p));
     let has_tls_data = ["ca.pem", "cert.pem", "key.pem"]
@@ -322,6 +322,27 @@ fn with_default_port(host: &str) -> String {
         return host.to_string();
     }
     format!("tcp://{authority}:2375{}", &rest[authority.len()..])
+}
+
+/// The endpoint to use: `DOCKER_HOST`, else Docker's socket, else Podman's (rootless, then system), else Docker's.
+pub fn resolve_endpoint(
+    docker_host: Option<&str>,
+    xdg_runtime_dir: Option<&str>,
+    exists: &dyn Fn(&Path) -> bool,
+) -> String {
+    if let Some(h) = docker_host.filter(|h| !h.is_empty()) {
+        return h.to_string();
+    }
+    let mut candidates = vec!["/var/run/docker.sock".to_string()];
+    if let Some(x) = xdg_runtime_dir.filter(|x| !x.is_empty()) {
+        candidates.push(format!("{x}/podman/podman.sock"));
+    }
+    candidates.push("/run/podman/podman.sock".to_string());
+    candidates
+        .into_iter()
+        .find(|c| exists(Path::new(c)))
+        .map(|c| format!("unix://{c}"))
+        .unwrap_or_else(|| DEFAULT_SOCKET.to_string())
 }
 
 #[cfg(test)]
@@ -465,10 +486,7 @@ mod tests {
         );
         // `default` is the normal resolution, not a stored context.
         e.context = Some("default".into());
-        assert_eq!(
-            resolve(&e, &|_| false).unwrap().host,
-            super::super::connect::DEFAULT_SOCKET
-        );
+        assert_eq!(resolve(&e, &|_| false).unwrap().host, super::DEFAULT_SOCKET);
     }
 
     #[test]
@@ -518,5 +536,32 @@ mod tests {
         e.context = None;
         let msg = resolve(&e, &|p| p.exists()).unwrap_err().to_string();
         assert!(msg.contains("config.json is not valid JSON"), "{msg}");
+    }
+
+    #[test]
+    fn docker_host_wins() {
+        let e = resolve_endpoint(Some("tcp://10.0.0.1:2375"), None, &|_| true);
+        assert_eq!(e, "tcp://10.0.0.1:2375");
+    }
+
+    #[test]
+    fn docker_socket_before_podman() {
+        let e = resolve_endpoint(None, Some("/run/user/1000"), &|_| true);
+        assert_eq!(e, "unix:///var/run/docker.sock");
+    }
+
+    #[test]
+    fn podman_rootless_when_no_docker_socket() {
+        let e = resolve_endpoint(Some(""), Some("/run/user/1000"), &|p| {
+            p.starts_with("/run/user")
+        });
+        assert_eq!(e, "unix:///run/user/1000/podman/podman.sock");
+        let e = resolve_endpoint(None, None, &|p| p.starts_with("/run/podman"));
+        assert_eq!(e, "unix:///run/podman/podman.sock");
+    }
+
+    #[test]
+    fn nothing_exists_means_docker_default() {
+        assert_eq!(resolve_endpoint(None, None, &|_| false), DEFAULT_SOCKET);
     }
 }

@@ -1,7 +1,8 @@
 //! `rocmenv gc`: remove the containers crashed runs left behind (they carry the managed label), and keep those of
 //! live runs, which record their owner in labels.
 
-use super::connect::{describe, Engine};
+use super::connect::Engine;
+use super::fault::describe;
 use super::owner::{hostname, liveness, Liveness, Owner};
 use super::run::MANAGED_LABEL;
 use crate::error::Error;

@@ -1,7 +1,8 @@
 //! Images in the daemon's store: make sure one is there, pulling it by tag or digest when a registry answers.
 
-use super::connect::{describe, Engine};
+use super::connect::Engine;
 use super::events::BuildEvent;
+use super::fault::describe;
 use crate::error::Error;
 use crate::image_ref::ImageRef;
 use bollard::query_parameters::CreateImageOptionsBuilder;

@@ -1,7 +1,8 @@
 //! `rocmenv gc --images`: remove the images rocmenv built (they carry the `rocmenv.stack` label) that no container
 //! uses, keeping the newest of each stack, and measure the space that freed.
 
-use super::connect::{describe, Engine};
+use super::connect::Engine;
+use super::fault::describe;
 use crate::error::Error;
 use bollard::query_parameters::{
     ListContainersOptionsBuilder, ListImagesOptionsBuilder, RemoveImageOptionsBuilder,

@@ -8,6 +8,7 @@ mod devices;
 mod dockerignore;
 mod endpoint;
 mod events;
+mod fault;
 mod gc;
 mod image;
 mod image_gc;
@@ -20,16 +21,13 @@ mod tls;
 
 pub use crate::error::Unreachable;
 pub use build::{build_context, build_files, content_tag, BuildFlags, BuildOutcome};
-pub use connect::{
-    docker_status, docker_status_from_env, resolve_endpoint, DockerInfo, DockerStatus, Engine,
-    DEFAULT_SOCKET,
-};
+pub use connect::{docker_status, docker_status_from_env, DockerInfo, DockerStatus, Engine};
 pub use context::{base_images, BuildContext};
 pub use devices::{device_map, shm_size, video_render_gids, DeviceMap, GpuRequest};
 pub use dockerignore::DockerIgnore;
 pub use endpoint::{
-    context_dir_name, resolve as resolve_docker_endpoint, DockerEnv, Endpoint, EndpointOrigin,
-    TlsFiles, DEFAULT_CONTEXT,
+    context_dir_name, resolve as resolve_docker_endpoint, resolve_endpoint, DockerEnv, Endpoint,
+    EndpointOrigin, TlsFiles, DEFAULT_CONTEXT, DEFAULT_SOCKET,
 };
 pub use events::BuildEvent;
 pub use gc::{keep_reason, GcOutcome, Kept, Leftover};

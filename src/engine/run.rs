@@ -1,8 +1,9 @@
 //! Running one container: create with the vendor's devices, stream logs, enforce the timeout, catch SIGINT/SIGTERM,
 //! read back the exit code, OOM state and a result file, and remove the container on every path.
 
-use super::connect::{describe, Engine};
+use super::connect::Engine;
 use super::devices::DeviceMap;
+use super::fault::describe;
 use super::image::ensure_image;
 use super::owner::Owner;
 use super::signals::StopSignals;

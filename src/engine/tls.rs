@@ -1,26 +1,87 @@
-//! TLS to a daemon (bollard's rustls client) and, when it fails, one line that names the file to fix.
+//! TLS to a daemon (rustls, one handshake per connection and never a resumed session) and, when it fails, one line
+//! that names the file to fix.
 
 use super::endpoint::TlsFiles;
-use bollard::Docker;
+use super::fault::describe;
+use bollard::{BollardRequest, Docker};
+use hyper_rustls::HttpsConnector;
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::client::legacy::Client;
+use hyper_util::rt::TokioExecutor;
+use rustls::client::Resumption;
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+use rustls::{ClientConfig, RootCertStore};
 use std::path::Path;
+use std::sync::Arc;
 
 /// The files a docker TLS directory holds.
 pub(crate) const CERT_FILES: &str = "ca.pem, cert.pem and key.pem";
 
 /// A bollard client for `host` over TLS with `t`'s files; the error is the cause, naming the file.
+///
+/// bollard's own `connect_with_ssl` keeps rustls's session cache, so from the second connection on it offers to
+/// resume; a TLS proxy that checks client certificates without a session id context (`socat openssl-listen:…,
+/// verify=1`) then aborts the handshake. The docker CLI never resumes, so neither do we: the transport is our own
+/// hyper client over a `ClientConfig` with resumption disabled.
 pub(crate) fn client(host: &str, t: &TlsFiles, timeout_s: u64) -> Result<Docker, String> {
+    let config = client_config(t)?;
+    let mut http = HttpConnector::new();
+    // The connector is given `https://` URIs; `enforce_http` would refuse them before TLS wraps the stream.
+    http.enforce_http(false);
+    let https = HttpsConnector::from((http, config));
+    let mut builder = Client::builder(TokioExecutor::new());
+    // As bollard's own clients: one connection per request, none kept idle.
+    builder.pool_max_idle_per_host(0);
+    let client = Arc::new(builder.build(https));
+    let transport = move |req: BollardRequest| {
+        let client = Arc::clone(&client);
+        async move {
+            client
+                .request(req)
+                .await
+                .map_err(bollard::errors::Error::from)
+        }
+    };
+    // This ensures docker-machine style addresses (`tcp://HOST:PORT`) reach hyper as `https://HOST:PORT`.
+    let addr = host
+        .strip_prefix("tcp://")
+        .or_else(|| host.strip_prefix("https://"))
+        .unwrap_or(host);
+    Docker::connect_with_custom_transport(
+        transport,
+        Some(format!("https://{addr}")),
+        timeout_s,
+        bollard::API_DEFAULT_VERSION,
+    )
+    .map_err(|e| describe(&e))
+}
+
+/// rustls's client configuration for `t`: the system's roots plus `ca.pem`, the client certificate when both of its
+/// files exist, and no session resumption.
+fn client_config(t: &TlsFiles) -> Result<ClientConfig, String> {
     if !t.verify {
         return Err("TLS without verifying the daemon (DOCKER_TLS without DOCKER_TLS_VERIFY, or a context's SkipTLSVerify) is not supported: give the daemon's CA as ca.pem and set DOCKER_TLS_VERIFY=1".into());
     }
-    if let Some(ca) = t.ca.as_deref().filter(|ca| !ca.exists()) {
-        return Err(format!(
-            "the CA certificate {} does not exist (DOCKER_CERT_PATH names the directory with {CERT_FILES})",
-            ca.display()
-        ));
-    }
+    let roots = roots(t.ca.as_deref())?;
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let builder = ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(|e| format!("no TLS version to offer: {e}"))?
+        .with_root_certificates(roots);
     // Without both files the CLI goes on without a client certificate (a daemon may not ask for one); one alone is
     // a mistake worth naming.
-    match (t.cert.exists(), t.key.exists()) {
+    let mut config = match (t.cert.exists(), t.key.exists()) {
+        (true, true) => {
+            let (chain, key) = client_identity(t)?;
+            builder.with_client_auth_cert(chain, key).map_err(|e| {
+                format!(
+                    "the client key {} does not belong to {} ({e})",
+                    t.key.display(),
+                    t.cert.display()
+                )
+            })?
+        }
         (true, false) => return Err(format!("the client key {} does not exist", t.key.display())),
         (false, true) => {
             return Err(format!(
@@ -28,28 +89,53 @@ pub(crate) fn client(host: &str, t: &TlsFiles, timeout_s: u64) -> Result<Docker,
                 t.cert.display()
             ))
         }
-        _ => {}
+        (false, false) => builder.with_no_client_auth(),
+    };
+    config.resumption = Resumption::disabled();
+    Ok(config)
+}
+
+/// The system's roots and the certificates in `ca`; a context without ca.pem trusts the system's roots alone, as
+/// the CLI does.
+fn roots(ca: Option<&Path>) -> Result<RootCertStore, String> {
+    let mut roots = RootCertStore::empty();
+    // An unreadable file among the system's roots must not stop a daemon whose CA is given from being reached.
+    roots.add_parsable_certificates(rustls_native_certs::load_native_certs().certs);
+    let Some(ca) = ca else { return Ok(roots) };
+    if !ca.exists() {
+        return Err(format!(
+            "the CA certificate {} does not exist (DOCKER_CERT_PATH names the directory with {CERT_FILES})",
+            ca.display()
+        ));
     }
-    // A context without ca.pem trusts the system's roots, as the CLI does; bollard wants a CA file, and an empty
-    // one adds no CA to those roots.
-    let ca = t.ca.as_deref().unwrap_or(Path::new("/dev/null"));
-    Docker::connect_with_ssl(
-        host,
-        &t.key,
-        &t.cert,
-        ca,
-        timeout_s,
-        bollard::API_DEFAULT_VERSION,
-    )
-    .map_err(|e| match e {
-        bollard::errors::Error::CertPathError { path } => {
-            format!("cannot read {}", path.display())
-        }
-        bollard::errors::Error::CertParseError { path } => {
-            format!("{} holds no PEM certificate", path.display())
-        }
-        other => super::connect::describe(&other),
-    })
+    let certs = pem_certificates(ca)?;
+    if certs.is_empty() {
+        return Err(format!("{} holds no PEM certificate", ca.display()));
+    }
+    roots.add_parsable_certificates(certs);
+    Ok(roots)
+}
+
+/// The certificates in the PEM file `path`.
+fn pem_certificates(path: &Path) -> Result<Vec<CertificateDer<'static>>, String> {
+    let pem = std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    CertificateDer::pem_slice_iter(&pem)
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| format!("{} holds no PEM certificate ({e})", path.display()))
+}
+
+/// The client certificate chain and its key.
+fn client_identity(
+    t: &TlsFiles,
+) -> Result<(Vec<CertificateDer<'static>>, PrivateKeyDer<'static>), String> {
+    let chain = pem_certificates(&t.cert)?;
+    if chain.is_empty() {
+        return Err(format!("{} holds no PEM certificate", t.cert.display()));
+    }
+    let pem = std::fs::read(&t.key).map_err(|e| format!("cannot read {}: {e}", t.key.display()))?;
+    let key = PrivateKeyDer::from_pem_slice(&pem)
+        .map_err(|e| format!("{} holds no PEM private key ({e})", t.key.display()))?;
+    Ok((chain, key))
 }
 
 /// The TLS error somewhere in `e`'s chain: hyper and tokio-rustls wrap it in `io::Error`s, whose `source()` skips it.

@@ -1,5 +1,6 @@
 //! `HostFacts`: what the probe learned about a host. Fields that could not be read are `None`, with a reason in `unavailable`.
 
+use crate::gfx::GfxTarget;
 use crate::vendor::Vendor;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -106,7 +107,7 @@ pub struct Gpu {
     /// Marketing name from the matrices, when the id is known.
     pub name: Option<String>,
     /// AMD gfx target, from KFD (or, with no KFD node, from the matrices: see `gfx_source`).
-    pub gfx: Option<String>,
+    pub gfx: Option<GfxTarget>,
     /// Where `gfx` came from: `kfd` or `pci-id`.
     pub gfx_source: Option<String>,
     /// NVIDIA compute capability, from the matrices.

@@ -5,6 +5,7 @@ mod load;
 mod lookup;
 mod query;
 mod schema;
+mod yaml_lines;
 
 pub use distro::{canonical_distro_version, distro_version_matches, is_os_release_version};
 pub use load::{MatrixError, MATRIX_FILES};

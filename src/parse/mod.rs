@@ -2,6 +2,7 @@
 
 #![warn(missing_docs)]
 
+pub mod image_probe;
 pub mod kernel;
 pub mod kfd;
 pub mod nvidia_proc;
@@ -28,6 +29,8 @@ mod robustness {
         let _ = nvidia_smi::parse_nvidia_smi(s);
         let _ = nvidia_smi::nvidia_smi_error(s);
         let _ = rocm_smi::parse_rocm_smi_concise(s);
+        let f = image_probe::ImageFacts::parse(s, vec![]);
+        let _ = (f.rocm_version(), f.cuda_version());
     }
 
     #[test]

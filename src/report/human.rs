@@ -89,7 +89,7 @@ fn gpu_table(r: &DoctorReport, out: &mut dyn Write) -> std::io::Result<()> {
                     },
                 g.pci_address.clone(),
                 g.gfx
-                    .clone()
+                    .map(|t| t.to_string())
                     .or(g.compute_capability.clone().map(|c| format!("sm {c}")))
                     .unwrap_or_else(|| "-".into()),
                 g.vram_bytes.map(gib).unwrap_or_else(|| "-".into()),
@@ -301,7 +301,7 @@ pub fn render_human(r: &DoctorReport, style: Style, out: &mut dyn Write) -> std:
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::commands::doctor::{build_report, DoctorOptions};
+    use crate::ops::doctor::{build_report, DoctorOptions};
 
     fn failed(id: &'static str, subject: Option<String>) -> Finding {
         Finding {

@@ -5,53 +5,24 @@
 mod probe;
 
 use crate::cli::RunArgs;
-use crate::engine::{self, Engine, Mount, MountKind, OutputStream, RunSpec};
-use crate::envplan;
+use crate::engine::{self, Mount, MountKind, OutputStream};
 use crate::error::Error;
-use crate::host::{self, ProbeOptions};
-use crate::matrix::Matrices;
-use crate::vendor::Vendor;
+use crate::ops::run::{plan_run, RunPlan};
+use crate::ops::Ctx;
 use std::io::Write;
 use std::path::PathBuf;
 use std::time::Duration;
 
+/// A usage error naming `flag`.
+pub(super) fn usage(flag: &str, message: String) -> Error {
+    Error::Usage {
+        flag: flag.into(),
+        message,
+    }
+}
+
 /// `rocmenv run`'s code for its own failures, as `docker run` uses it.
 pub use crate::error::EXIT_RUN_FAILED;
-
-/// `rocmenv run`'s flags, validated without touching the host: the high-level form the rest of the command uses.
-#[derive(Debug, Clone)]
-pub struct RunPlan {
-    /// `--image`, checked as a reference.
-    pub image: String,
-    /// `--vendor`; `None` detects.
-    pub vendor: Option<Vendor>,
-    /// `--gpu N`.
-    pub gpu: Option<usize>,
-    /// `--timeout`.
-    pub timeout: Option<Duration>,
-    /// `--memory` as given (`16m`) and in bytes.
-    pub memory: Option<(String, u64)>,
-    /// `-e NAME=VALUE`, split.
-    pub env: Vec<(String, String)>,
-    /// `-v HOST:CONTAINER[:ro]`, parsed.
-    pub mounts: Vec<Mount>,
-    /// `--result PATH` and the file it is written to.
-    pub result: Option<(String, PathBuf)>,
-    /// `--print`.
-    pub print: bool,
-    /// `--sysroot` (with `--print`).
-    pub sysroot: Option<PathBuf>,
-    /// `--matrices`.
-    pub matrices: Option<PathBuf>,
-    /// The command.
-    pub command: Vec<String>,
-    /// `--probe`: copy this rocmenv into the container and run `rocmenv probe --json` there instead of a command.
-    pub probe: bool,
-    /// `--probe-binary`: the binary `--probe` copies in; `None` copies the running one.
-    pub probe_binary: Option<PathBuf>,
-    /// `--security`.
-    pub security: engine::Security,
-}
 
 /// `16m`, `2g`, `512k`, `1048576` → bytes.
 pub fn parse_size(s: &str) -> Option<u64> {
@@ -66,78 +37,67 @@ pub fn parse_size(s: &str) -> Option<u64> {
     num.parse::<u64>().ok()?.checked_mul(1 << shift)
 }
 
-pub(crate) fn usage(flag: &str, message: String) -> Error {
-    Error::Usage {
-        flag: flag.into(),
-        message,
-    }
-}
-
-impl RunPlan {
-    /// Validates the flags without touching the host: the image reference, variables, mounts, memory.
-    pub fn from_args(a: RunArgs, matrices: Option<PathBuf>) -> Result<RunPlan, Error> {
-        crate::sanitize::image_reference("image", &a.image)?;
-        let env = a
-            .env
-            .iter()
-            .map(|e| match e.split_once('=') {
-                Some((k, v)) if !k.is_empty() => Ok((k.to_string(), v.to_string())),
-                _ => Err(usage("--env", format!("`{e}` is not NAME=VALUE"))),
-            })
-            .collect::<Result<Vec<_>, _>>()?;
-        let mounts = a
-            .volume
-            .iter()
-            .map(|v| parse_volume(v))
-            .collect::<Result<Vec<_>, _>>()?;
-        let memory = a
-            .memory
-            .map(|m| match parse_size(&m) {
-                Some(bytes) => Ok((m, bytes)),
-                None => Err(usage(
-                    "--memory",
-                    format!("`{m}` is not a size such as 512m or 16g"),
-                )),
-            })
-            .transpose()?;
-        let result = a
-            .result
-            .map(|path| {
-                let to = match a.result_to {
-                    Some(to) => to,
-                    None => match path.trim_end_matches('/').rsplit('/').next() {
-                        Some(name) if !name.is_empty() && name != "." && name != ".." => {
-                            PathBuf::from(name)
-                        }
-                        _ => {
-                            return Err(usage(
-                                "--result",
-                                format!("`{path}` names no file; name the file the command writes"),
-                            ))
-                        }
-                    },
-                };
-                Ok((path, to))
-            })
-            .transpose()?;
-        Ok(RunPlan {
-            image: a.image,
-            vendor: a.vendor,
-            gpu: a.gpu,
-            timeout: a.timeout.map(Duration::from_secs),
-            memory,
-            env,
-            mounts,
-            result,
-            print: a.print,
-            sysroot: a.sysroot,
-            matrices,
-            command: a.command,
-            probe: a.probe,
-            probe_binary: a.probe_binary,
-            security: a.security,
+/// Validates the flags without touching the host: the image reference, variables, mounts, memory.
+pub fn plan(a: RunArgs) -> Result<RunPlan, Error> {
+    crate::sanitize::image_reference("image", &a.image)?;
+    let env = a
+        .env
+        .iter()
+        .map(|e| match e.split_once('=') {
+            Some((k, v)) if !k.is_empty() => Ok((k.to_string(), v.to_string())),
+            _ => Err(usage("--env", format!("`{e}` is not NAME=VALUE"))),
         })
-    }
+        .collect::<Result<Vec<_>, _>>()?;
+    let mounts = a
+        .volume
+        .iter()
+        .map(|v| parse_volume(v))
+        .collect::<Result<Vec<_>, _>>()?;
+    let memory = a
+        .memory
+        .map(|m| match parse_size(&m) {
+            Some(bytes) => Ok((m, bytes)),
+            None => Err(usage(
+                "--memory",
+                format!("`{m}` is not a size such as 512m or 16g"),
+            )),
+        })
+        .transpose()?;
+    let result = a
+        .result
+        .map(|path| {
+            let to = match a.result_to {
+                Some(to) => to,
+                None => match path.trim_end_matches('/').rsplit('/').next() {
+                    Some(name) if !name.is_empty() && name != "." && name != ".." => {
+                        PathBuf::from(name)
+                    }
+                    _ => {
+                        return Err(usage(
+                            "--result",
+                            format!("`{path}` names no file; name the file the command writes"),
+                        ))
+                    }
+                },
+            };
+            Ok((path, to))
+        })
+        .transpose()?;
+    Ok(RunPlan {
+        image: a.image,
+        vendor: a.vendor,
+        gpu: a.gpu,
+        timeout: a.timeout.map(Duration::from_secs),
+        memory,
+        env,
+        mounts,
+        result,
+        print: a.print,
+        command: a.command,
+        probe: a.probe,
+        probe_binary: a.probe_binary,
+        security: a.security,
+    })
 }
 
 /// `SOURCE:CONTAINER[:ro|:rw]` → a mount, as the docker CLI reads `-v`: a source starting with `/` is a host path, a
@@ -198,117 +158,11 @@ fn is_volume_name(s: &str) -> bool {
         && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-'))
 }
 
-/// Turns the options into a `RunSpec`: probes the host (or `--sysroot`) for devices, groups and variables.
-pub fn plan_run(
-    o: &RunPlan,
-    engine: Option<&Engine>,
-    err: &mut dyn Write,
-) -> Result<RunSpec, Error> {
-    let m = Matrices::load(o.matrices.as_deref())?;
-    let (root, session) = host::open(o.sysroot.as_deref(), Duration::from_secs(10))?;
-    let facts = crate::inventory::probe(&root, session.as_ref(), &m, &ProbeOptions::default());
-    let vendor = o.vendor.unwrap_or_else(|| facts.vendor());
-    if let Some(n) = o.gpu {
-        // A GPU that is not there must not quietly become a CPU run.
-        let (amd, nvidia) = (facts.amd_gpus().count(), facts.nvidia_gpus().count());
-        let count = match vendor {
-            Vendor::Amd => amd,
-            Vendor::Nvidia => nvidia,
-            Vendor::Cpu => 0,
-        };
-        if n >= count {
-            let have = |gpus: Vec<&crate::host::Gpu>| {
-                gpus.iter()
-                    .map(|g| g.label())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            };
-            let why = match vendor {
-                _ if facts.gpus.is_empty() => {
-                    format!("GPU {n} does not exist; this host has no GPU")
-                }
-                Vendor::Cpu => {
-                    format!("--vendor cpu maps no GPU, so GPU {n} cannot be given")
-                }
-                Vendor::Amd if amd == 0 => {
-                    format!("GPU {n} does not exist; this host has no AMD GPU")
-                }
-                Vendor::Nvidia if nvidia == 0 => {
-                    format!("GPU {n} does not exist; this host has no NVIDIA GPU")
-                }
-                Vendor::Amd => format!(
-                    "GPU {n} does not exist; this host's AMD GPUs are {}",
-                    have(facts.amd_gpus().collect())
-                ),
-                Vendor::Nvidia => format!(
-                    "GPU {n} does not exist; this host's NVIDIA GPUs are {}",
-                    have(facts.nvidia_gpus().collect())
-                ),
-            };
-            return Err(usage("--gpu", why));
-        }
-    }
-    let mut env: Vec<(String, String)> = Vec::new();
-    if let Some(v) = vendor.gpu() {
-        let inputs: Vec<_> = envplan::inputs_from_host(&facts)
-            .into_iter()
-            .filter(|g| g.vendor == v)
-            .collect();
-        if !inputs.is_empty() {
-            let plan = envplan::plan(&m, &inputs, None, o.gpu)
-                .map_err(|e| e.named_as_flags(&[("device", "gpu")]))?;
-            for w in &plan.warnings {
-                let _ = writeln!(err, "rocmenv: warning: {w}");
-            }
-            // Device numbering is handled by mapping only the selected GPUs, so *_VISIBLE_DEVICES stay unset.
-            env = plan.image_env();
-        }
-    }
-    for (k, v) in &o.env {
-        env.retain(|(n, _)| n != k);
-        env.push((k.clone(), v.clone()));
-    }
-    let daemon_cdi = match (vendor, engine) {
-        (Vendor::Nvidia, Some(e)) => e
-            .info()
-            .map(|i| !i.cdi_spec_dirs.is_empty())
-            .unwrap_or(false),
-        _ => false,
-    };
-    let groups = root.read_text("/etc/group").unwrap_or_default();
-    let devices = engine::device_map(&facts, vendor, o.gpu, &groups, daemon_cdi, o.security)
-        .map_err(|e| usage("--vendor", e))?;
-    if !devices.gpus.is_empty() {
-        let _ = writeln!(err, "rocmenv run: maps {}", devices.gpus.join(", "));
-    } else if facts.wsl && o.vendor.is_none() {
-        let _ = writeln!(err, "rocmenv run: note: WSL2 reaches the GPU only through /dev/dxg, which rocmenv does not map: this runs on the CPU");
-    } else if o.vendor != Some(Vendor::Cpu) {
-        // A run that could have had a GPU says it has none; `--vendor cpu` asked for exactly that.
-        let _ = writeln!(err, "rocmenv run: note: maps no GPU ({}): the command runs on the CPU; --vendor cpu runs there without this note", if facts.gpus.is_empty() { "this host shows none" } else { "none of this vendor's" });
-    }
-    Ok(RunSpec {
-        image: o.image.clone(),
-        command: o.command.clone(),
-        env,
-        mounts: o.mounts.clone(),
-        timeout: o.timeout,
-        memory: o.memory.as_ref().map(|(_, b)| *b),
-        devices,
-        result_path: o.result.as_ref().map(|(p, _)| p.clone()),
-        uploads: Vec::new(),
-    })
-}
-
 /// Runs `rocmenv run`; the container's output goes to `out`/`err` as it comes. Returns the process exit code.
-pub fn exec(
-    a: RunArgs,
-    matrices: Option<PathBuf>,
-    out: &mut dyn Write,
-    err: &mut dyn Write,
-) -> i32 {
-    match RunPlan::from_args(a, matrices)
-        .and_then(|o| run(&o, out, err))
-        .map_err(|e| e.named_as_flags(&[]))
+pub fn exec(a: RunArgs, ctx: &Ctx, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
+    match plan(a)
+        .and_then(|o| run(ctx, &o, out, err))
+        .map_err(|e| e.named_as_flags(&[("device", "gpu")]))
     {
         Ok(code) => code,
         Err(e) => {
@@ -318,17 +172,17 @@ pub fn exec(
     }
 }
 
-fn run(o: &RunPlan, out: &mut dyn Write, err: &mut dyn Write) -> Result<i32, Error> {
+fn run(ctx: &Ctx, o: &RunPlan, out: &mut dyn Write, err: &mut dyn Write) -> Result<i32, Error> {
     if o.print {
-        let spec = plan_run(o, None, err)?;
+        let spec = plan_run(ctx, o, None, &mut |ev| super::log_event(err, &ev))?;
         writeln!(out, "{}", engine::docker_run_line(&spec)).map_err(Error::Output)?;
         return Ok(0);
     }
     if o.probe {
-        return probe::probe_in_container(o, out, err);
+        return probe::probe_in_container(ctx, o, out, err);
     }
-    let engine = Engine::connect_default()?;
-    let spec = plan_run(o, Some(&engine), err)?;
+    let engine = ctx.engine()?;
+    let spec = plan_run(ctx, o, Some(engine), &mut |ev| super::log_event(err, &ev))?;
     // A bind mount the image's user cannot read fails inside with a bare "Permission denied": say why first.
     if let Some(user) = engine.image_user(&o.image) {
         for m in o.mounts.iter().filter(|m| m.kind == MountKind::Bind) {

@@ -1,9 +1,11 @@
 //! `rocmenv run --probe`: copy a rocmenv binary into the image and run `rocmenv probe --json` there with the run's
 //! device mapping, so a container that cannot see the GPU is reported before any Python runs.
 
-use super::{plan_run, usage, RunPlan};
-use crate::engine::{self, Engine, OutputStream};
+use super::usage;
+use crate::engine::{self, OutputStream};
 use crate::error::Error;
+use crate::ops::run::{plan_run, RunPlan};
+use crate::ops::Ctx;
 use std::io::Write;
 use std::path::PathBuf;
 
@@ -12,6 +14,7 @@ const PROBE_PATH: (&str, &str) = ("/tmp", "rocmenv-probe");
 
 /// `rocmenv run --probe`: the runtimes as the container sees them, before any Python runs.
 pub(crate) fn probe_in_container(
+    ctx: &Ctx,
     o: &RunPlan,
     out: &mut dyn Write,
     err: &mut dyn Write,
@@ -23,7 +26,7 @@ pub(crate) fn probe_in_container(
         ));
     }
     let (path, bytes, exe) = probe_binary(o)?;
-    let engine = Engine::connect_default()?;
+    let engine = ctx.engine()?;
     if let Some(arch) = engine.image_architecture(&o.image) {
         if arch != exe.arch {
             return Err(usage(
@@ -37,7 +40,9 @@ pub(crate) fn probe_in_container(
             ));
         }
     }
-    let mut spec = plan_run(o, Some(&engine), err)?;
+    let mut spec = plan_run(ctx, o, Some(engine), &mut |ev| {
+        super::super::log_event(err, &ev)
+    })?;
     spec.command = vec![
         format!("{}/{}", PROBE_PATH.0, PROBE_PATH.1),
         "probe".into(),

@@ -234,7 +234,7 @@ pub(super) fn probe_kfd(root: &HostRoot, f: &mut HostFacts) {
         };
         let g = &mut f.gpus[idx];
         g.kfd_node = Some(n);
-        g.gfx = gfx.map(|t| t.to_string());
+        g.gfx = gfx;
         g.gfx_source = g.gfx.as_ref().map(|_| "kfd".to_string());
         if render.is_some() {
             g.render_node = render;

@@ -1,13 +1,15 @@
 //! `rocmenv matrix`: validate the question, load the matrices, answer, print text or one JSON document.
 
+pub mod gpu;
+
 use crate::cli::{MatrixArgs, MatrixCommand};
 use crate::error::Error;
 use crate::gfx::GfxTarget;
-use crate::matrix::{is_os_release_version, Matrices, MatrixAnswer, MatrixQuery};
+use crate::matrix::{is_os_release_version, MatrixAnswer, MatrixQuery};
+use crate::ops::Ctx;
 use crate::report::render_matrix;
 use crate::version::parse_with_parts;
 use std::io::Write;
-use std::path::PathBuf;
 
 /// The question in words for errors (`matrix rocm`); it names a positional value, so it is not a flag.
 fn field(q: &MatrixCommand) -> &'static str {
@@ -109,12 +111,12 @@ fn write_json(answer: &MatrixAnswer, origin: &str, out: &mut dyn Write) -> std::
 }
 
 /// Runs `rocmenv matrix`; the answer goes to `out`. Returns the exit code.
-pub fn exec(a: MatrixArgs, matrices: Option<PathBuf>, out: &mut dyn Write) -> Result<i32, Error> {
+pub fn exec(a: MatrixArgs, ctx: &Ctx, out: &mut dyn Write) -> Result<i32, Error> {
     if let MatrixCommand::Gpu { query } = &a.query {
-        return super::matrix_gpu::exec(query, a.json, matrices, out);
+        return gpu::exec(query, a.json, ctx, out);
     }
     let query = plan(&a.query)?;
-    let m = Matrices::load(matrices.as_deref())?;
+    let m = ctx.matrices()?;
     let answer = m.answer(&query).map_err(|n| {
         Error::usage(
             n.field.unwrap_or(field(&a.query)),
@@ -122,9 +124,9 @@ pub fn exec(a: MatrixArgs, matrices: Option<PathBuf>, out: &mut dyn Write) -> Re
         )
     })?;
     if a.json {
-        super::written(write_json(&answer, &m.origin, out))?;
+        crate::commands::written(write_json(&answer, &m.origin, out))?;
     } else {
-        super::written(render_matrix(&answer, &m.origin, out))?;
+        crate::commands::written(render_matrix(&answer, &m.origin, out))?;
     }
     Ok(crate::error::EXIT_OK)
 }

@@ -3,9 +3,9 @@
 
 use crate::error::Error;
 use crate::matrix::{GpuModel, Matrices, MatrixQuery};
+use crate::ops::Ctx;
 use crate::vendor::Vendor;
 use std::io::Write;
-use std::path::PathBuf;
 
 /// How a query names a GPU.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -90,15 +90,10 @@ pub fn lookup<'m>(m: &'m Matrices, raw: &str) -> Result<Vec<&'m GpuModel>, Error
 }
 
 /// Runs `rocmenv matrix gpu`.
-pub fn exec(
-    query: &str,
-    json: bool,
-    matrices: Option<PathBuf>,
-    out: &mut dyn Write,
-) -> Result<i32, Error> {
+pub fn exec(query: &str, json: bool, ctx: &Ctx, out: &mut dyn Write) -> Result<i32, Error> {
     parse_query(query)?;
-    let m = Matrices::load(matrices.as_deref())?;
-    let found = lookup(&m, query)?;
+    let m = ctx.matrices()?;
+    let found = lookup(m, query)?;
     if found.is_empty() {
         return Err(Error::usage(
             "matrix gpu",
@@ -118,10 +113,10 @@ pub fn exec(
         let res = serde_json::to_string_pretty(&doc)
             .map_err(std::io::Error::other)
             .and_then(|d| writeln!(out, "{d}"));
-        super::written(res)?;
+        crate::commands::written(res)?;
         return Ok(crate::error::EXIT_OK);
     }
-    super::written(write_text(&m, &found, out))?;
+    crate::commands::written(write_text(m, &found, out))?;
     Ok(crate::error::EXIT_OK)
 }
 

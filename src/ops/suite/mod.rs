@@ -1,20 +1,53 @@
 //! What `smoke` and `bench` share: pick the vendor, hand `run.py` its plan in a container (through the engine, the
-//! suite copied in) or on the host, show each test as it finishes, and turn a crash, a hang, a signal or a silent
+//! suite copied in) or on the host, report each test as it finishes, and turn a crash, a hang, a signal or a silent
 //! suite into a failed result instead of a pass. Results go to `--json` and `--junit` on every path.
 
+mod bench;
 mod python;
+mod smoke;
+
+pub use bench::{bench, BenchOutcome, BenchPlan, Saved, Unmatched};
+pub use smoke::{smoke, SmokeOutcome, SmokePlan};
 
 use super::run::{plan_run, RunPlan};
-use crate::cli::SuiteArgs;
-use crate::engine::{Engine, OutputStream, StopSignals, Upload};
+use super::{Ctx, Event, Sink};
+use crate::engine::{OutputStream, Security, StopSignals, Upload};
 use crate::error::{Error, StopSignal};
-use crate::matrix::Matrices;
-use crate::report::{self, Style};
+use crate::report;
 use crate::suites::{self, HostGpu, Placement, Plan, ResultError, SuiteResult, TestResult};
 use crate::vendor::Vendor;
-use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
+
+/// Where and how a suite runs: the flags `smoke` and `bench` share, validated.
+#[derive(Debug, Clone, Default)]
+pub struct SuitePlan {
+    /// `--image`: run in a container of it; `None` runs on this host.
+    pub image: Option<String>,
+    /// `--python`.
+    pub python: Option<String>,
+    /// `--vendor`; `None` detects from the host's GPUs.
+    pub vendor: Option<Vendor>,
+    /// `--gpu N`, repeated.
+    pub gpu: Vec<usize>,
+    /// `--security`.
+    pub security: Security,
+    /// `--timeout`.
+    pub timeout: Option<Duration>,
+    /// Where the result goes besides the caller.
+    pub outputs: Outputs,
+}
+
+/// The files a suite's result is written to: `--json`, `--junit`, `--html`.
+#[derive(Debug, Clone, Default)]
+pub struct Outputs {
+    /// `--json FILE`.
+    pub json: Option<PathBuf>,
+    /// `--junit FILE`.
+    pub junit: Option<PathBuf>,
+    /// `--html FILE`.
+    pub html: Option<PathBuf>,
+}
 
 /// Where the suite goes inside a container: `/tmp` exists in every image and is writable by any user.
 const CONTAINER_DIR: &str = "/tmp/rocmenv-suite";
@@ -24,7 +57,8 @@ const CONTAINER_RESULT: &str = "/tmp/rocmenv-suite-result.json";
 const TAIL: usize = 15;
 
 /// How a suite run ended.
-pub(crate) struct Finished {
+#[derive(Debug)]
+pub struct Finished {
     /// The result: the suite's own document, or the one rocmenv made for a run that did not finish.
     pub result: SuiteResult,
     /// The signal that stopped it, if one did.
@@ -41,10 +75,11 @@ pub(crate) struct Target {
     pub gpus: Vec<HostGpu>,
 }
 
-/// Reads the host once for the vendor and its GPUs.
-pub(crate) fn target(args: &SuiteArgs, m: &Matrices) -> Result<Target, Error> {
-    let facts = crate::inventory::read(None, m)?;
-    let vendor = args.vendor.unwrap_or_else(|| facts.vendor());
+/// The vendor (`vendor`, else detected) and its GPUs on the context's host.
+pub(crate) fn target(ctx: &Ctx, vendor: Option<Vendor>) -> Result<Target, Error> {
+    let facts = ctx.facts()?;
+    let detected = vendor.is_none();
+    let vendor = vendor.unwrap_or_else(|| facts.vendor());
     let gpus = facts
         .gpus
         .iter()
@@ -57,7 +92,7 @@ pub(crate) fn target(args: &SuiteArgs, m: &Matrices) -> Result<Target, Error> {
         .collect();
     Ok(Target {
         vendor,
-        detected: args.vendor.is_none(),
+        detected,
         gpus,
     })
 }
@@ -79,14 +114,12 @@ pub(crate) fn expect_gpus(t: &Target, expect: Option<usize>) -> Option<String> {
     })
 }
 
-/// Collects `run.py`'s stdout into lines, printing a row for each finished test.
-struct Progress<'a> {
+/// Collects `run.py`'s stdout into lines, reporting each finished test.
+struct Progress<'s> {
     pending: Vec<u8>,
     finished: Vec<TestResult>,
-    rows: report::SuiteRows,
     placement: Option<Placement>,
-    style: Style,
-    out: &'a mut dyn Write,
+    on: Sink<'s>,
 }
 
 impl Progress<'_> {
@@ -99,8 +132,7 @@ impl Progress<'_> {
                 if let (Some(p), Some(d)) = (&self.placement, t.device) {
                     t.gpu = p.gpu_for(d, &[]);
                 }
-                let _ = self.rows.row(&t, self.style, self.out);
-                let _ = self.out.flush();
+                (self.on)(Event::Test(&t));
                 self.finished.push(t);
             }
         }
@@ -118,10 +150,10 @@ struct Where {
 }
 
 /// Checks `--gpu` against the host and works out `Where` (on the host, finding the interpreter when not given).
-fn locate(args: &SuiteArgs, t: &Target) -> Result<Where, Error> {
+fn locate(args: &SuitePlan, t: &Target) -> Result<Where, Error> {
     let vendor = t.vendor.gpu();
     if vendor.is_none() && !args.gpu.is_empty() {
-        return Err(Error::usage(
+        return Err(Error::invalid(
             "gpu",
             "--vendor cpu uses no GPU, so --gpu cannot be given",
         ));
@@ -141,7 +173,7 @@ fn locate(args: &SuiteArgs, t: &Target) -> Result<Where, Error> {
                     have.join(", ")
                 )
             };
-            return Err(Error::usage("gpu", why));
+            return Err(Error::invalid("gpu", why));
         }
     }
     let mut selection = args.gpu.clone();
@@ -179,7 +211,7 @@ fn locate(args: &SuiteArgs, t: &Target) -> Result<Where, Error> {
         let mut torch = Vec::new();
         for n in &selection {
             torch.push(p.torch_for(*n).ok_or_else(|| {
-                Error::usage(
+                Error::invalid(
                     "gpu",
                     format!("GPU {n} is not visible to this process, or its place in torch's order is unknown (check HIP_VISIBLE_DEVICES / ROCR_VISIBLE_DEVICES / CUDA_VISIBLE_DEVICES; NVIDIA: set CUDA_DEVICE_ORDER=PCI_BUS_ID)"),
                 )
@@ -197,17 +229,15 @@ fn locate(args: &SuiteArgs, t: &Target) -> Result<Where, Error> {
 
 /// Runs `plan` where `args` says and returns its result.
 pub(crate) fn run(
-    args: &SuiteArgs,
-    matrices: Option<PathBuf>,
+    ctx: &Ctx,
+    args: &SuitePlan,
     t: &Target,
     plan: &Plan,
-    style: Style,
-    out: &mut dyn Write,
-    err: &mut dyn Write,
+    on: Sink,
 ) -> Result<Finished, Error> {
     let plan_json =
         serde_json::to_vec_pretty(plan).map_err(|e| Error::Environment(e.to_string()))?;
-    let timeout = args.timeout.map(Duration::from_secs);
+    let timeout = args.timeout;
     let at = locate(args, t)?;
     let mut extra = Vec::new();
     if let Some(d) = &at.devices {
@@ -217,32 +247,18 @@ pub(crate) fn run(
     let mut progress = Progress {
         pending: Vec::new(),
         finished: Vec::new(),
-        rows: report::SuiteRows::default(),
         placement: at.placement.clone(),
-        style,
-        out,
+        on,
+    };
+    let how = How {
+        at: &at,
+        extra: &extra,
+        timeout,
+        plan_json: &plan_json,
     };
     let (result_bytes, logs, ended) = match &args.image {
-        Some(image) => in_container(
-            args,
-            image,
-            matrices,
-            t.vendor,
-            &at,
-            &extra,
-            timeout,
-            &plan_json,
-            &mut progress,
-            err,
-        )?,
-        None => on_host(
-            at.python.as_deref(),
-            &extra,
-            timeout,
-            &plan_json,
-            &mut progress,
-            err,
-        )?,
+        Some(image) => in_container(ctx, args, image, t.vendor, &how, &mut progress)?,
+        None => on_host(&how, &mut progress)?,
     };
     progress.feed(b"\n");
     let finished = progress.finished;
@@ -303,20 +319,29 @@ enum Ended {
     Signal(StopSignal),
 }
 
-/// The suite in a container of `image`: the suite files and the plan are copied in through the API.
-#[allow(clippy::too_many_arguments)]
-fn in_container(
-    args: &SuiteArgs,
-    image: &str,
-    matrices: Option<PathBuf>,
-    vendor: Vendor,
-    at: &Where,
-    extra: &[String],
+/// How a suite runs wherever it runs: the place worked out, `run.py`'s extra arguments, the timeout, the plan.
+struct How<'a> {
+    at: &'a Where,
+    extra: &'a [String],
     timeout: Option<Duration>,
-    plan_json: &[u8],
+    plan_json: &'a [u8],
+}
+
+/// The suite in a container of `image`: the suite files and the plan are copied in through the API.
+fn in_container(
+    ctx: &Ctx,
+    args: &SuitePlan,
+    image: &str,
+    vendor: Vendor,
+    how: &How,
     progress: &mut Progress,
-    err: &mut dyn Write,
 ) -> Result<Ran, Error> {
+    let How {
+        at,
+        extra,
+        timeout,
+        plan_json,
+    } = *how;
     crate::sanitize::image_reference("image", image)?;
     // CUDA's own default order puts the fastest GPU first; PCI order is the host's numbering.
     let env = match vendor {
@@ -333,8 +358,6 @@ fn in_container(
         mounts: Vec::new(),
         result: None,
         print: false,
-        sysroot: None,
-        matrices,
         command: [
             at.python.clone().unwrap_or_else(|| "python3".into()),
             format!("{CONTAINER_DIR}/run.py"),
@@ -350,8 +373,8 @@ fn in_container(
         probe_binary: None,
         security: args.security,
     };
-    let engine = Engine::connect_default()?;
-    let mut spec = plan_run(&run_plan, Some(&engine), err)?;
+    let engine = ctx.engine()?;
+    let mut spec = plan_run(ctx, &run_plan, Some(engine), &mut *progress.on)?;
     spec.result_path = Some(CONTAINER_RESULT.into());
     spec.uploads = suites::suite_files()
         .into_iter()
@@ -401,27 +424,26 @@ fn unpack(plan_json: &[u8]) -> Result<tempfile::TempDir, Error> {
 }
 
 /// The suite on this host, with `python`; killed on timeout, SIGINT or SIGTERM.
-fn on_host(
-    python: Option<&str>,
-    extra: &[String],
-    timeout: Option<Duration>,
-    plan_json: &[u8],
-    progress: &mut Progress,
-    err: &mut dyn Write,
-) -> Result<Ran, Error> {
+fn on_host(how: &How, progress: &mut Progress) -> Result<Ran, Error> {
     use tokio::io::{AsyncBufReadExt, AsyncReadExt};
+    let How {
+        at,
+        extra,
+        timeout,
+        plan_json,
+    } = *how;
+    let python = at.python.as_deref();
     let dir = unpack(plan_json)?;
     let result_path = dir.path().join("result.json");
     let python = match python {
         Some(p) => p.to_string(),
         None => {
             let found = python::find()?;
-            let _ = writeln!(
-                err,
+            (progress.on)(Event::Log(format!(
                 "rocmenv: python: {} ({})",
                 found.path.display(),
                 found.how
-            );
+            )));
             found.path.to_string_lossy().into_owned()
         }
     };
@@ -488,54 +510,29 @@ fn on_host(
     Ok((result, logs, ended))
 }
 
-/// Writes `text` to `path` through a temporary file in the same directory (a unique name, removed on failure), so
-/// a reader never sees half of it and two runs never share the temporary file.
-pub(crate) fn write_atomic(path: &Path, text: &[u8]) -> Result<(), Error> {
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".rocmenv-")
-        .tempfile_in(dir)
-        .map_err(|e| Error::io("write", path, e))?;
-    // tempfile makes it 0600; results and baselines are shared with CI and teammates like any written file.
-    use std::os::unix::fs::PermissionsExt;
-    tmp.write_all(text)
-        .and_then(|_| {
-            tmp.as_file()
-                .set_permissions(std::fs::Permissions::from_mode(0o644))
-        })
-        .and_then(|_| tmp.as_file().sync_all())
-        .map_err(|e| Error::io("write", path, e))?;
-    tmp.persist(path)
-        .map_err(|e| Error::io("write", path, e.error))?;
-    Ok(())
-}
-
 /// Writes `--json` and `--junit` when asked.
-pub(crate) fn write_outputs(args: &SuiteArgs, r: &SuiteResult) -> Result<(), Error> {
+pub(crate) fn write_outputs(args: &Outputs, r: &SuiteResult) -> Result<(), Error> {
     if let Some(p) = &args.json {
         let mut text =
             serde_json::to_vec_pretty(r).map_err(|e| Error::Environment(e.to_string()))?;
         text.push(b'\n');
-        write_atomic(p, &text)?;
+        super::files::write_atomic(p, &text)?;
     }
     if let Some(p) = &args.junit {
-        write_atomic(
+        super::files::write_atomic(
             p,
             report::junit(r, &format!("{}-{}", r.kind, r.level)).as_bytes(),
         )?;
     }
     if let Some(p) = &args.html {
         let label = format!("{}.json", r.kind);
-        super::report::write_html_of(p, &format!("rocmenv {}", r.kind), &label, r)?;
+        super::files::write_html_of(p, &format!("rocmenv {}", r.kind), &label, r)?;
     }
     Ok(())
 }
 
 /// The exit code of a finished run: the signal's, 1 when a test failed, else 0.
-pub(crate) fn exit_code(f: &Finished) -> i32 {
+pub fn exit_code(f: &Finished) -> i32 {
     match f.signal {
         Some(s) => s.exit_code(),
         None if f.result.passed() => crate::error::EXIT_OK,

@@ -1,19 +1,20 @@
-//! Entry points for the coverage-guided fuzz targets in `fuzz/` (issue 13): one per parser of outside text.
+//! The fuzz targets (issue 13): one per parser of outside text, each an entry point that takes the fuzzer's bytes.
 //!
 //! Each takes the raw bytes the fuzzer made, runs the parser the way rocmenv runs it on what a host, a tool or a user
 //! gives it, and asserts what must hold beyond "no panic" where that is cheap: a value that parsed prints back to text
 //! that parses to the same value, accepted input holds none of the bytes a check forbids, an error is one line.
-//! Built with the `fuzzing` feature (the `fuzz/` package) and under `cargo test`, which replays the committed seeds
-//! and `fuzz/regressions/<target>/*` (every crash or hang a fuzzer found) through the same functions.
+//! Compiled twice: into the AFL++ binary (`fuzz/src/main.rs`) and into `tests/fuzz_seeds.rs`, which replays the
+//! committed seeds and `fuzz/regressions/<target>/*` (every crash or hang a fuzzer found) under `cargo test`. Both
+//! reach rocmenv only through its library API (`rocmenv::parse` is public for them, hidden from the docs).
 
-use crate::engine::DockerIgnore;
-use crate::gfx::GfxTarget;
-use crate::host::{self, HostRoot, ProbeOptions, RecordedSession, Session, ToolRun};
-use crate::image_ref::{self, ImageRef};
-use crate::matrix::Matrices;
-use crate::parse::{kernel, kfd, nvidia_proc, nvidia_smi, os_release, rocm_smi, rocminfo};
-use crate::suites::{self as result, SuiteResult};
-use crate::version::{parse_with_parts, DriverVersion, Version};
+use rocmenv::engine::DockerIgnore;
+use rocmenv::gfx::GfxTarget;
+use rocmenv::host::{self, HostRoot, ProbeOptions, RecordedSession, Session, ToolRun};
+use rocmenv::image_ref::{self, ImageRef};
+use rocmenv::matrix::Matrices;
+use rocmenv::parse::{kernel, kfd, nvidia_proc, nvidia_smi, os_release, rocm_smi, rocminfo};
+use rocmenv::suites::{self as result, SuiteResult};
+use rocmenv::version::{parse_with_parts, DriverVersion, Version};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
@@ -257,7 +258,7 @@ pub fn image_reference(data: &[u8]) {
     let s = text(data);
     let parsed = ImageRef::parse(&s);
     assert_eq!(
-        crate::sanitize::image_reference("--image", &s).is_ok(),
+        rocmenv::sanitize::image_reference("--image", &s).is_ok(),
         parsed.is_ok(),
         "the sanitiser and the parser agree on {s:?}"
     );
@@ -278,7 +279,7 @@ pub fn image_reference(data: &[u8]) {
 /// The sanitiser (`src/sanitize.rs`): what it accepts holds none of the characters its module documentation lists
 /// as special to a shell or a Dockerfile, and what it refuses is reported on one line that shows every character.
 pub fn sanitiser(data: &[u8]) {
-    use crate::sanitize::*;
+    use rocmenv::sanitize::*;
     let s = text(data);
     // Inside `"…"` on an ENV or LABEL line only these change the meaning; a bare word (a package, a name) may hold
     // none of the shell's specials or a space either.
@@ -318,7 +319,7 @@ pub fn sanitiser(data: &[u8]) {
 }
 
 /// A check of `src/sanitize.rs`: (flag, value) → accepted or the usage error.
-type Check = fn(&str, &str) -> Result<(), crate::error::Error>;
+type Check = fn(&str, &str) -> Result<(), rocmenv::error::Error>;
 
 /// An error message shows every character it names: nothing Rust's `escape_debug` would escape (a control
 /// character, a line or paragraph separator, a bidi override) but the quotes and the backslash.
@@ -331,10 +332,10 @@ fn one_visible_line(flag: &str, line: &str) {
 
 /// The embedded matrices' text, the starting point a `--matrices` directory usually is.
 pub const EMBEDDED_MATRICES: [&str; 4] = [
-    include_str!("../matrices/rocm.yaml"),
-    include_str!("../matrices/cuda.yaml"),
-    include_str!("../matrices/ngc.yaml"),
-    include_str!("../matrices/gpus.yaml"),
+    include_str!("../../matrices/rocm.yaml"),
+    include_str!("../../matrices/cuda.yaml"),
+    include_str!("../../matrices/ngc.yaml"),
+    include_str!("../../matrices/gpus.yaml"),
 ];
 
 /// `--matrices DIR` from bytes: the four files (`rocm.yaml`, `cuda.yaml`, `ngc.yaml`, `gpus.yaml`) separated by NUL
@@ -342,7 +343,7 @@ pub const EMBEDDED_MATRICES: [&str; 4] = [
 pub fn matrices(data: &[u8]) {
     let s = text(data);
     let mut parts = s.split('\0');
-    let files: Vec<(String, String)> = crate::matrix::MATRIX_FILES
+    let files: Vec<(String, String)> = rocmenv::matrix::MATRIX_FILES
         .iter()
         .zip(EMBEDDED_MATRICES)
         .map(|(name, embedded)| {
@@ -373,7 +374,7 @@ pub fn matrices(data: &[u8]) {
                 .all(|w| w[0].version <= w[1].version));
         }
         Err(e) => {
-            let i = crate::matrix::MATRIX_FILES
+            let i = rocmenv::matrix::MATRIX_FILES
                 .iter()
                 .position(|f| *f == e.file)
                 .expect("the error names a matrix file");
@@ -502,7 +503,7 @@ pub fn recorded_session(data: &[u8]) {
 /// `rocmenv.yaml`: a config loads or is refused with one line naming the file and a line within it.
 pub fn config_file(data: &[u8]) {
     let path = Path::new("rocmenv.yaml");
-    if let Err(e) = crate::config::Config::parse(path, &text(data)) {
+    if let Err(e) = rocmenv::config::Config::parse(path, &text(data)) {
         let msg = e.to_string();
         assert!(!msg.contains('\n'), "one line: {msg:?}");
         assert!(msg.contains("rocmenv.yaml"), "names the file: {msg}");
@@ -511,14 +512,14 @@ pub fn config_file(data: &[u8]) {
 
 /// A report `rocmenv report merge` reads: parsed or refused in one line; what parsed merges and renders.
 pub fn report_file(data: &[u8]) {
-    match crate::fleet::parse(Path::new("node.json"), &text(data)) {
+    match rocmenv::fleet::parse(Path::new("node.json"), &text(data)) {
         Ok(nodes) => {
-            let merged = crate::fleet::merge(&nodes);
+            let merged = rocmenv::fleet::merge(&nodes);
             let mut out = Vec::new();
-            crate::fleet::render::text(&merged, &mut out).expect("rendering to memory");
-            crate::fleet::render::markdown(&merged, &mut out).expect("rendering to memory");
-            let _ = crate::fleet::render::json(&merged);
-            let xml = crate::report::merge_junit(&merged);
+            rocmenv::fleet::render::text(&merged, &mut out).expect("rendering to memory");
+            rocmenv::fleet::render::markdown(&merged, &mut out).expect("rendering to memory");
+            let _ = rocmenv::fleet::render::json(&merged);
+            let xml = rocmenv::report::merge_junit(&merged);
             assert!(xml.starts_with("<?xml"), "{xml}");
         }
         Err(why) => assert!(!why.to_string().contains('\n'), "one line: {why}"),
@@ -579,65 +580,4 @@ pub fn host_tree(data: &[u8]) {
         "AMD GPUs are numbered 0..n"
     );
     serde_json::to_string(&facts).expect("the facts serialise");
-}
-
-#[cfg(test)]
-mod tests {
-    //! Replays every committed seed and every regression input (issue 13) through the fuzz targets.
-
-    use super::*;
-
-    fn replay(kind: &str) -> usize {
-        let base = Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("fuzz")
-            .join(kind);
-        let mut n = 0;
-        let mut failed = Vec::new();
-        for (name, run) in TARGETS {
-            let Ok(entries) = std::fs::read_dir(base.join(name)) else {
-                continue;
-            };
-            let mut files: Vec<PathBuf> = entries.map(|e| e.unwrap().path()).collect();
-            files.sort();
-            for f in files {
-                let data = std::fs::read(&f).unwrap();
-                if std::panic::catch_unwind(|| run(&data)).is_err() {
-                    failed.push(format!("{name}: {}", f.display()));
-                }
-                n += 1;
-            }
-        }
-        assert!(
-            failed.is_empty(),
-            "these inputs fail (issue 13):\n{}",
-            failed.join("\n")
-        );
-        n
-    }
-
-    #[test]
-    fn every_target_has_seeds_and_they_pass() {
-        for (name, _) in TARGETS {
-            let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join("fuzz/seeds")
-                .join(name);
-            let count = std::fs::read_dir(&dir).map(|d| d.count()).unwrap_or(0);
-            assert!(count > 0, "fuzz/seeds/{name} has no seed");
-        }
-        assert!(replay("seeds") >= TARGETS.len());
-    }
-
-    #[test]
-    fn regressions_found_by_fuzzing_stay_fixed() {
-        replay("regressions");
-    }
-
-    #[test]
-    fn targets_take_empty_and_junk_input() {
-        let junk: Vec<u8> = (0..=255u8).cycle().take(1024).collect();
-        for (_, run) in TARGETS {
-            run(b"");
-            run(&junk);
-        }
-    }
 }

@@ -1,0 +1,93 @@
+//! dockerfile's work: take the GPUs (given, or detected from the context's host), pick the base image, bake the env,
+//! render the Dockerfile and its context.
+
+use super::{Ctx, Event, Sink};
+use crate::dockerfile::{self, DockerfileRequest, Rendered, Stack};
+use crate::envplan::{self, GpuInput};
+use crate::error::Error;
+use crate::matrix::{Matrices, Vendor};
+use crate::version::DriverVersion;
+
+/// The stack `rocmenv dockerfile`, `build` and `validate` render, validated: what rendering needs besides the
+/// GPUs (the host, when detection is needed, is the context's).
+#[derive(Debug, Clone)]
+pub struct StackPlan {
+    /// The request with every given choice filled in; the GPUs and the env are added when rendering.
+    pub request: DockerfileRequest,
+    /// `--gfx` targets; empty to detect.
+    pub gfx: Vec<String>,
+    /// `--driver` (NVIDIA); else detected.
+    pub driver: Option<DriverVersion>,
+}
+
+/// The GPUs and the NVIDIA driver of the context's host.
+fn detect(ctx: &Ctx) -> Result<(Vec<GpuInput>, Option<String>), Error> {
+    let facts = ctx.facts()?;
+    Ok((
+        envplan::inputs_from_host(facts),
+        facts.nvidia_driver.as_ref().map(|d| d.version.clone()),
+    ))
+}
+
+/// The GPUs rendering is for: `--gfx`, else the host's when the stack needs them or `--sysroot` names a host.
+fn gpus(ctx: &Ctx, m: &Matrices, o: &StackPlan) -> Result<(Vec<GpuInput>, Option<String>), Error> {
+    let stack = o.request.stack;
+    let needs_host = (stack == Stack::Rocm && o.gfx.is_empty())
+        || (stack == Stack::Ngc && o.driver.is_none() && o.request.ngc.is_none());
+    if !o.gfx.is_empty() {
+        Ok((envplan::inputs_from_gfx(m, &o.gfx)?, None))
+    } else if needs_host || ctx.host_spec().sysroot.is_some() {
+        detect(ctx)
+    } else {
+        Ok((Vec::new(), None))
+    }
+}
+
+/// Renders the Dockerfile and context for `o`; its notes (env warnings, base-image remarks) go to `on`.
+pub fn render(ctx: &Ctx, o: &StackPlan, on: Sink) -> Result<Rendered, Error> {
+    let m = ctx.matrices()?;
+    let stack = o.request.stack;
+    let (gpus, host_driver) = gpus(ctx, m, o)?;
+    // A driver version the host reports that does not parse is no driver to pick by.
+    let driver = o
+        .driver
+        .clone()
+        .or_else(|| host_driver.as_deref().and_then(|d| d.parse().ok()));
+    let mut req = o.request.clone();
+    // An iGPU next to a discrete card is hidden by the env (HIP_VISIBLE_DEVICES), so it does not choose the image.
+    let has_discrete = gpus
+        .iter()
+        .any(|g| g.vendor == Vendor::Amd && !g.integrated);
+    req.gfx = gpus
+        .iter()
+        .filter(|g| g.vendor == Vendor::Amd && !(g.integrated && has_discrete))
+        .filter_map(|g| g.gfx)
+        .collect();
+    req.driver = driver;
+    let mut warnings = Vec::new();
+    // The env is computed for the ROCm release of the image that gets picked, so pick first.
+    if stack == Stack::Rocm && !gpus.is_empty() {
+        let base = dockerfile::select_base(&req, m)?;
+        let release = base.rocm.as_deref().and_then(|v| m.rocm_release(v));
+        let amd: Vec<GpuInput> = gpus
+            .into_iter()
+            .filter(|g| g.vendor == Vendor::Amd)
+            .collect();
+        if !amd.is_empty() {
+            let plan = envplan::plan(m, &amd, release, None)?;
+            warnings.extend(plan.warnings.iter().cloned());
+            req.env = plan.image_env();
+        }
+    } else if stack == Stack::Ngc {
+        let nvidia: Vec<GpuInput> = gpus
+            .into_iter()
+            .filter(|g| g.vendor == Vendor::Nvidia)
+            .collect();
+        req.env = envplan::plan(m, &nvidia, None, None)?.image_env();
+    }
+    let rendered = dockerfile::render(&req, m)?;
+    for w in warnings.iter().chain(rendered.notes.iter()) {
+        on(Event::Note(w.clone()));
+    }
+    Ok(rendered)
+}

