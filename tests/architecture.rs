@@ -222,6 +222,96 @@ fn the_matrices_are_loaded_only_by_the_context() {
     assert_eq!(sites, ["ops/ctx.rs"], "Matrices::load outside the context");
 }
 
+/// The enums of `code`: each one's name and the names of its variants.
+fn enums(code: &str) -> Vec<(String, Vec<String>)> {
+    let mut found = Vec::new();
+    for (at, _) in code.match_indices("enum ") {
+        // `enum` as a keyword: at a line's start, after `pub `, `pub(crate) ` and the like.
+        let line_start = code[..at].rfind('\n').map_or(0, |i| i + 1);
+        let before = code[line_start..at].trim();
+        if !(before.is_empty() || before.starts_with("pub")) {
+            continue;
+        }
+        let rest = &code[at + 5..];
+        let Some(open) = rest.find('{') else { continue };
+        let name: String = rest[..open]
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_')
+            .collect();
+        let mut depth = 0usize;
+        let mut body = String::new();
+        for c in rest[open..].chars() {
+            match c {
+                '{' | '(' => depth += 1,
+                '}' | ')' => depth -= 1,
+                _ => {}
+            }
+            if depth == 0 {
+                break;
+            }
+            // Only the enum's own level: a variant's fields are not variants.
+            if depth == 1 && c != '{' {
+                body.push(c);
+            }
+        }
+        let variants = body
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.starts_with("//") && !l.starts_with("#["))
+            .filter_map(|l| {
+                let v: String = l
+                    .chars()
+                    .take_while(|c| c.is_alphanumeric() || *c == '_')
+                    .collect();
+                (!v.is_empty()).then_some(v)
+            })
+            .collect();
+        found.push((name, variants));
+    }
+    found
+}
+
+/// Issue 23: one type per idea. A GPU vendor is `vendor::Vendor`, a pass/warn/fail/skip verdict is
+/// `status::Status`, and JUnit XML is written by `report/junit.rs` alone.
+#[test]
+fn one_vendor_one_status_one_junit_writer() {
+    let mut vendors = Vec::new();
+    let mut statuses = Vec::new();
+    let mut junit = Vec::new();
+    let all = sources();
+    for (p, code) in &all {
+        for (name, variants) in enums(code) {
+            let has = |v: &str| variants.iter().any(|x| x == v);
+            if has("Amd") || has("Nvidia") {
+                vendors.push(format!("{}: {name}", p.display()));
+            }
+            if has("Pass") && has("Fail") {
+                statuses.push(format!("{}: {name}", p.display()));
+            }
+        }
+        // A doc comment may name the elements; code that writes them (quick_junit, or XML by hand) may not.
+        let writes = code
+            .lines()
+            .filter(|l| !l.trim_start().starts_with("//"))
+            .any(|l| {
+                l.contains("quick_junit") || l.contains("<testsuite") || l.contains("<testcase")
+            });
+        if writes {
+            junit.push(p.display().to_string());
+        }
+    }
+    assert_eq!(vendors, ["vendor.rs: Vendor"], "GPU vendor enums");
+    assert_eq!(statuses, ["status.rs: Status"], "status enums");
+    assert_eq!(junit, ["report/junit.rs"], "files that write JUnit");
+    // The scan itself works: it sees the variants of the enums it allows.
+    let vendor = &all
+        .iter()
+        .find(|(p, _)| p == Path::new("vendor.rs"))
+        .unwrap()
+        .1;
+    assert_eq!(enums(vendor)[0].1, ["Amd", "Nvidia", "Cpu"]);
+}
+
 /// Per directory module (`engine`, `host`, …): file → the sibling files its non-test code names, as `super::<file>`
 /// or `crate::<module>::<file>`.
 fn sibling_graphs() -> BTreeMap<String, BTreeMap<String, BTreeSet<String>>> {
