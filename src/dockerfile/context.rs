@@ -4,6 +4,7 @@ use super::render::Rendered;
 use crate::error::Error;
 use std::fs;
 use std::io::Write;
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Component, Path, PathBuf};
 
 /// Writes `Dockerfile`, `.dockerignore` and the other context files into `dir`, creating it if missing.
@@ -43,43 +44,94 @@ pub fn write_context(rendered: &Rendered, dir: &Path, force: bool) -> Result<(),
     }
     fs::create_dir_all(dir).map_err(|e| io(dir, "create", e))?;
     // Two phases: every file goes to its temp file first; only when all are written are they renamed into place, so
-    // a full disk halfway leaves the directory as it was, not a Dockerfile without its .dockerignore.
-    let mut staged: Vec<(PathBuf, PathBuf)> = Vec::new();
-    let unstage = |staged: &[(PathBuf, PathBuf)]| {
-        for (tmp, _) in staged {
-            let _ = fs::remove_file(tmp);
-        }
-    };
+    // a full disk halfway leaves the directory as it was, not a Dockerfile without its .dockerignore. A temp file not
+    // renamed is removed when it is dropped, on every error path.
+    let mut staged: Vec<(tempfile::NamedTempFile, PathBuf)> = Vec::new();
     for (rel, bytes) in all {
         let path = dir.join(&rel);
-        if let Some(parent) = path.parent() {
-            if let Err(e) = fs::create_dir_all(parent) {
-                unstage(&staged);
-                return Err(io(parent, "create", e));
-            }
-        }
-        // A hidden name of our own, so the temp file cannot be a user's `Dockerfile.tmp`.
-        let mut tmp_name = std::ffi::OsString::from(".");
-        tmp_name.push(path.file_name().unwrap_or_default());
-        tmp_name.push(format!(".rocmenv-{}.tmp", std::process::id()));
-        let tmp = path.with_file_name(tmp_name);
-        let result = (|| {
-            let mut f = fs::File::create(&tmp)?;
-            f.write_all(bytes)?;
-            f.sync_all()
-        })();
-        if let Err(e) = result {
-            let _ = fs::remove_file(&tmp);
-            unstage(&staged);
-            return Err(io(&path, "write", e));
-        }
-        staged.push((tmp, path));
+        staged.push((
+            stage(&path, bytes).map_err(|(p, what, e)| io(&p, what, e))?,
+            path,
+        ));
     }
-    for (i, (tmp, path)) in staged.iter().enumerate() {
-        if let Err(e) = fs::rename(tmp, path) {
-            unstage(&staged[i..]);
-            return Err(io(path, "write", e));
-        }
+    for (tmp, path) in staged {
+        tmp.persist(&path)
+            .map_err(|e| io(&path, "write", e.error))?;
     }
     Ok(())
+}
+
+/// Writes `bytes` to a hidden temp file of a unique name beside `path` (never a user's `Dockerfile.tmp`), made
+/// 0644 like any file rocmenv writes (tempfile makes it 0600), and synced; an error names the path and the step.
+fn stage(
+    path: &Path,
+    bytes: &[u8],
+) -> Result<tempfile::NamedTempFile, (PathBuf, &'static str, std::io::Error)> {
+    let parent = path.parent().unwrap_or(Path::new("."));
+    fs::create_dir_all(parent).map_err(|e| (parent.to_path_buf(), "create", e))?;
+    let mut prefix = std::ffi::OsString::from(".");
+    prefix.push(path.file_name().unwrap_or_default());
+    prefix.push(".rocmenv-");
+    let write = || {
+        let mut f = tempfile::Builder::new()
+            .prefix(&prefix)
+            .suffix(".tmp")
+            .tempfile_in(parent)?;
+        f.write_all(bytes)?;
+        f.as_file()
+            .set_permissions(fs::Permissions::from_mode(0o644))?;
+        f.as_file().sync_all()?;
+        Ok(f)
+    };
+    write().map_err(|e| (path.to_path_buf(), "write", e))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeMap;
+
+    fn rendered() -> Rendered {
+        Rendered {
+            dockerfile: "FROM scratch\n".into(),
+            files: vec![
+                (PathBuf::from(".dockerignore"), b"*\n".to_vec()),
+                (PathBuf::from("smoke-tests/run.py"), b"print(1)\n".to_vec()),
+            ],
+            base_image: "scratch".into(),
+            labels: BTreeMap::new(),
+            notes: Vec::new(),
+        }
+    }
+
+    /// Every file lands whole, 0644 like any file rocmenv writes, and no temp file stays beside it.
+    #[test]
+    fn writes_every_file_readable_and_leaves_no_temp_file() {
+        let dir = tempfile::tempdir().unwrap();
+        write_context(&rendered(), dir.path(), false).unwrap();
+        for (rel, text) in [
+            ("Dockerfile", "FROM scratch\n"),
+            (".dockerignore", "*\n"),
+            ("smoke-tests/run.py", "print(1)\n"),
+        ] {
+            let p = dir.path().join(rel);
+            assert_eq!(fs::read_to_string(&p).unwrap(), text);
+            let mode = fs::metadata(&p).unwrap().permissions().mode() & 0o777;
+            assert_eq!(mode, 0o644, "{rel}");
+        }
+        let mut names: Vec<String> = fs::read_dir(dir.path())
+            .unwrap()
+            .chain(fs::read_dir(dir.path().join("smoke-tests")).unwrap())
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        assert_eq!(
+            names,
+            [".dockerignore", "Dockerfile", "run.py", "smoke-tests"]
+        );
+        // A second write is refused without force, and replaces with it.
+        let e = write_context(&rendered(), dir.path(), false).unwrap_err();
+        assert!(e.to_string().contains("--force"), "{e}");
+        write_context(&rendered(), dir.path(), true).unwrap();
+    }
 }
