@@ -5,7 +5,6 @@ use crate::gfx::GfxTarget;
 use crate::host::HostFacts;
 use crate::matrix::nearest;
 use crate::matrix::{CudaRelease, Matrices, NgcRelease, ReleaseStatus, RocmRelease};
-use crate::version::Version;
 
 /// A `--target` value, validated but not yet looked up.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -179,8 +178,8 @@ fn auto<'m>(m: &'m Matrices, facts: &HostFacts) -> Target<'m> {
     let has_nvidia = facts.nvidia_gpus().next().is_some();
     // The ROCm installed on the host is what its work runs against: check against it when the matrices know it.
     let installed = facts.rocm.as_ref().and_then(|i| {
-        let release = m.rocm_release(&i.version)?;
-        let why = if release.version.to_string() == i.version {
+        let release = m.rocm_release(i.version.as_str())?;
+        let why = if release.version.to_string() == i.version.as_str() {
             format!("the ROCm installed at {}", i.path)
         } else {
             format!(
@@ -196,10 +195,9 @@ fn auto<'m>(m: &'m Matrices, facts: &HostFacts) -> Target<'m> {
         .amdgpu_driver
         .as_ref()
         .filter(|d| d.loaded)
-        .and_then(|d| d.version.as_deref())
+        .and_then(|d| d.version.as_ref())
         .and_then(|raw| {
-            let v: Version = raw.parse().ok()?;
-            let (driver, _) = m.driver_release_of_dkms(&v)?;
+            let (driver, _) = m.driver_release_of_dkms(raw.value()?)?;
             Some((raw.to_string(), driver))
         });
     let rocm = if let (Some(t), true) = (installed, has_amd || !has_nvidia) {
@@ -273,10 +271,7 @@ fn auto<'m>(m: &'m Matrices, facts: &HostFacts) -> Target<'m> {
             .nvidia_gpus()
             .filter_map(|g| g.compute_capability.clone())
             .collect();
-        let driver = facts
-            .nvidia_driver
-            .as_ref()
-            .and_then(|d| d.version.parse().ok());
+        let driver = facts.nvidia_driver.as_ref().map(|d| d.version.clone());
         let fits = |r: &&CudaRelease| ccs.iter().all(|cc| r.compute_capabilities.contains(cc));
         let pick = match &driver {
             Some(d) => m
@@ -294,8 +289,8 @@ fn auto<'m>(m: &'m Matrices, facts: &HostFacts) -> Target<'m> {
                             facts
                                 .nvidia_driver
                                 .as_ref()
-                                .map(|d| d.version.as_str())
-                                .unwrap_or("")
+                                .map(|d| d.version.to_string())
+                                .unwrap_or_default()
                         ),
                     )
                 }),

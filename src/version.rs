@@ -212,6 +212,47 @@ impl<'de> Deserialize<'de> for DriverVersion {
     }
 }
 
+/// A version as a host reports it (a driver's sysfs file, an install's `.info/version`, a package database): the text
+/// as read, which reports show byte for byte, and the version it parses to, or `None` when the text is no version
+/// rocmenv reads (the checks then say so instead of comparing).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Reported<V> {
+    text: String,
+    value: Option<V>,
+}
+
+impl<V: FromStr> Reported<V> {
+    /// `text` as read, parsed once.
+    pub fn new(text: impl Into<String>) -> Self {
+        let text = text.into();
+        let value = text.parse().ok();
+        Reported { text, value }
+    }
+}
+
+impl<V> Reported<V> {
+    /// The text as read.
+    pub fn as_str(&self) -> &str {
+        &self.text
+    }
+    /// The version, when the text is one.
+    pub fn value(&self) -> Option<&V> {
+        self.value.as_ref()
+    }
+}
+
+impl<V> fmt::Display for Reported<V> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
+impl<V> Serialize for Reported<V> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.text)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -248,5 +289,17 @@ mod tests {
         assert_eq!(c.branch(), 565);
         assert!("".parse::<DriverVersion>().is_err());
         assert!("5x0".parse::<DriverVersion>().is_err());
+    }
+
+    #[test]
+    fn a_reported_version_keeps_its_text_and_parses_once() {
+        let r = Reported::<Version>::new("6.2");
+        assert_eq!((r.as_str(), r.to_string()), ("6.2", "6.2".to_string()));
+        assert_eq!(r.value(), Some(&Version::new(6, 2, 0)));
+        assert_eq!(serde_json::to_value(&r).unwrap(), "6.2");
+        let odd = Reported::<Version>::new("6.2.0-rc1");
+        assert_eq!((odd.as_str(), odd.value()), ("6.2.0-rc1", None));
+        let d = Reported::<DriverVersion>::new("565.57.01");
+        assert_eq!(d.value().map(DriverVersion::branch), Some(565));
     }
 }

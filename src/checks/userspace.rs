@@ -1,7 +1,6 @@
 //! User space: the installed ROCm against the target; CUDA toolkits against the driver.
 
 use super::{Context, Finding, Status};
-use crate::version::{DriverVersion, Version};
 
 const AREA: &str = "userspace";
 
@@ -43,7 +42,7 @@ fn rocm(cx: &Context) -> Finding {
             ""
         }
     };
-    let Ok(v) = primary.version.parse::<Version>() else {
+    let Some(v) = primary.version.value().cloned() else {
         return Finding::new(
             ID,
             AREA,
@@ -119,12 +118,7 @@ fn cuda(cx: &Context) -> Finding {
             "no CUDA toolkit under /usr/local/cuda* (containers bring their own)",
         );
     };
-    let Some(driver) = cx
-        .facts
-        .nvidia_driver
-        .as_ref()
-        .and_then(|d| d.version.parse::<DriverVersion>().ok())
-    else {
+    let Some(driver) = cx.facts.nvidia_driver.as_ref().map(|d| d.version.clone()) else {
         return Finding::new(
             ID,
             AREA,
@@ -135,10 +129,16 @@ fn cuda(cx: &Context) -> Finding {
             ),
         );
     };
-    let short = c.version.split('.').take(2).collect::<Vec<_>>().join(".");
+    let short = c
+        .version
+        .as_str()
+        .split('.')
+        .take(2)
+        .collect::<Vec<_>>()
+        .join(".");
     let Some(rel) = cx
         .matrices
-        .cuda_release(&c.version)
+        .cuda_release(c.version.as_str())
         .or_else(|| cx.matrices.cuda_release(&short))
     else {
         return Finding::new(

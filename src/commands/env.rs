@@ -42,7 +42,7 @@ pub fn release_for_host<'m>(
             ),
         }),
         Some(r) => Ok(Some(r)),
-        None => Ok(m.rocm_release(&i.version)),
+        None => Ok(m.rocm_release(i.version.as_str())),
     }
 }
 

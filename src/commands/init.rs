@@ -69,7 +69,7 @@ pub fn example_for_host(stack: Option<StackArg>, ctx: &Ctx) -> Result<ExampleInp
         rocm: target.rocm.as_ref().map(|r| r.release.version.short()),
         gfx: amd,
         cuda_arch: ccs,
-        nvidia_driver: facts.nvidia_driver.as_ref().map(|d| d.version.clone()),
+        nvidia_driver: facts.nvidia_driver.as_ref().map(|d| d.version.to_string()),
         host,
     })
 }

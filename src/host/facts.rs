@@ -2,6 +2,7 @@
 
 use crate::gfx::GfxTarget;
 use crate::vendor::Vendor;
+use crate::version::{DriverVersion, Reported, Version};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -188,7 +189,7 @@ pub struct AmdgpuDriver {
     /// True when `/sys/module/amdgpu` exists.
     pub loaded: bool,
     /// `/sys/module/amdgpu/version`: present for amdgpu-dkms, absent for the in-tree driver.
-    pub version: Option<String>,
+    pub version: Option<Reported<Version>>,
     /// `dkms` or `in-tree`.
     pub kind: Option<String>,
     /// `/sys/module/amdgpu/initstate` (`live`).
@@ -199,7 +200,7 @@ pub struct AmdgpuDriver {
 #[derive(Debug, Clone, Serialize)]
 pub struct NvidiaDriver {
     /// Driver version, `550.127.05`.
-    pub version: String,
+    pub version: DriverVersion,
     /// True for the open kernel module.
     pub open: bool,
 }
@@ -208,7 +209,7 @@ pub struct NvidiaDriver {
 #[derive(Debug, Clone, Serialize)]
 pub struct RocmInstall {
     /// `6.2.0` (from `.info/version`, build suffix removed).
-    pub version: String,
+    pub version: Reported<Version>,
     /// `/opt/rocm-6.2.0`, or `/opt/rocm/core-10.1` for the ROCm Core SDK.
     pub path: String,
     /// `legacy` (`/opt/rocm-X.Y.Z`) or `core-sdk` (`/opt/rocm/core-X.Y`, amdrocm-* packages).
@@ -221,7 +222,7 @@ pub struct RocmInstall {
 #[derive(Debug, Clone, Serialize)]
 pub struct CudaInstall {
     /// `12.6.2`.
-    pub version: String,
+    pub version: Reported<Version>,
     /// `/usr/local/cuda-12.6`.
     pub path: String,
 }

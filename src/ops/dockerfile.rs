@@ -21,7 +21,7 @@ pub struct StackPlan {
 }
 
 /// The GPUs and the NVIDIA driver of the context's host.
-fn detect(ctx: &Ctx) -> Result<(Vec<GpuInput>, Option<String>), Error> {
+fn detect(ctx: &Ctx) -> Result<(Vec<GpuInput>, Option<DriverVersion>), Error> {
     let facts = ctx.facts()?;
     Ok((
         envplan::inputs_from_host(facts),
@@ -30,7 +30,11 @@ fn detect(ctx: &Ctx) -> Result<(Vec<GpuInput>, Option<String>), Error> {
 }
 
 /// The GPUs rendering is for: `--gfx`, else the host's when the stack needs them or `--sysroot` names a host.
-fn gpus(ctx: &Ctx, m: &Matrices, o: &StackPlan) -> Result<(Vec<GpuInput>, Option<String>), Error> {
+fn gpus(
+    ctx: &Ctx,
+    m: &Matrices,
+    o: &StackPlan,
+) -> Result<(Vec<GpuInput>, Option<DriverVersion>), Error> {
     let stack = o.request.stack;
     let needs_host = (stack == Stack::Rocm && o.gfx.is_empty())
         || (stack == Stack::Ngc && o.driver.is_none() && o.request.ngc.is_none());
@@ -48,11 +52,7 @@ pub fn render(ctx: &Ctx, o: &StackPlan, on: Sink) -> Result<Rendered, Error> {
     let m = ctx.matrices()?;
     let stack = o.request.stack;
     let (gpus, host_driver) = gpus(ctx, m, o)?;
-    // A driver version the host reports that does not parse is no driver to pick by.
-    let driver = o
-        .driver
-        .clone()
-        .or_else(|| host_driver.as_deref().and_then(|d| d.parse().ok()));
+    let driver = o.driver.clone().or(host_driver);
     let mut req = o.request.clone();
     // An iGPU next to a discrete card is hidden by the env (HIP_VISIBLE_DEVICES), so it does not choose the image.
     let has_discrete = gpus

@@ -3,6 +3,7 @@
 use crate::host::facts::*;
 use crate::host::root::{HostRoot, ReadError};
 use crate::parse;
+use crate::version::{DriverVersion, Reported};
 
 /// The value, or `None`; a file that exists but cannot be read is recorded with its path, a missing one is not.
 fn known(r: Result<String, ReadError>, fact: &str, f: &mut HostFacts) -> Option<String> {
@@ -21,7 +22,7 @@ pub(super) fn probe_amdgpu(root: &HostRoot, f: &mut HostFacts) {
     if root.exists("/sys/module/amdgpu") {
         // No version file is the in-tree driver; one that cannot be read leaves the kind unknown, with the reason.
         let (version, kind) = match root.read_value("/sys/module/amdgpu/version") {
-            Ok(v) => (Some(v), Some("dkms")),
+            Ok(v) => (Some(Reported::new(v)), Some("dkms")),
             Err(e) if e.is_missing() => (None, Some("in-tree")),
             Err(e) => {
                 f.unavailable("amdgpu version", e.to_string());
@@ -58,15 +59,15 @@ pub(super) fn probe_nvidia(root: &HostRoot, f: &mut HostFacts) {
     .and_then(|t| parse::nvidia_proc::parse_nvidia_proc_version(&t));
     if let Some(m) = from_proc {
         f.nvidia_driver = Some(NvidiaDriver {
-            version: m.version.to_string(),
+            version: m.version,
             open: m.open,
         });
         return;
     }
     if let Ok(v) = root.read_value("/sys/module/nvidia/version") {
-        if v.parse::<crate::version::DriverVersion>().is_ok() {
+        if let Ok(version) = v.parse::<DriverVersion>() {
             f.nvidia_driver = Some(NvidiaDriver {
-                version: v,
+                version,
                 open: false,
             });
         }

@@ -3,6 +3,7 @@
 use super::{DEFAULT_PATH, TOOLS};
 use crate::host::facts::*;
 use crate::host::root::HostRoot;
+use crate::version::Reported;
 use std::collections::BTreeMap;
 
 /// The version in a `.info/version` file (`6.2.0-66` → `6.2.0`), or why it is not one.
@@ -105,7 +106,7 @@ pub(super) fn probe_rocm(root: &HostRoot, f: &mut HostFacts) {
         }
         match info_version(root, &dir) {
             Ok(Some(version)) => f.rocm_installs.push(RocmInstall {
-                version,
+                version: Reported::new(version),
                 path: dir,
                 stream: "legacy",
                 evidence: ".info/version".into(),
@@ -119,15 +120,14 @@ pub(super) fn probe_rocm(root: &HostRoot, f: &mut HostFacts) {
         let path = format!("/opt/rocm/core-{series}");
         if !f.rocm_installs.iter().any(|i| i.path == path) {
             f.rocm_installs.push(RocmInstall {
-                version: version.clone(),
+                version: Reported::new(version.as_str()),
                 path,
                 stream: "core-sdk",
                 evidence: format!("dpkg: amdrocm-core{series} {version}"),
             });
         }
     }
-    f.rocm_installs
-        .sort_by_key(|r| r.version.parse::<crate::version::Version>().ok());
+    f.rocm_installs.sort_by_key(|r| r.version.value().cloned());
     // What /opt/rocm (legacy) or /opt/rocm/core (Core SDK, through update-alternatives) points at.
     let current = match &linked {
         Some(target) => Some(format!("/opt/{}", target.trim_start_matches("/opt/"))),
@@ -165,7 +165,7 @@ fn probe_core_sdk(root: &HostRoot, f: &mut HostFacts) {
         }
         match info_version(root, &dir) {
             Ok(Some(version)) => f.rocm_installs.push(RocmInstall {
-                version,
+                version: Reported::new(version),
                 path: dir,
                 stream: "core-sdk",
                 evidence: ".info/version".into(),
@@ -208,7 +208,7 @@ pub(super) fn probe_cuda(root: &HostRoot, f: &mut HostFacts) {
                 if crate::version::parse_with_parts(&v).is_ok() || v.split('.').count() == 4 =>
             {
                 f.cuda_installs.push(CudaInstall {
-                    version: v,
+                    version: Reported::new(v),
                     path: dir,
                 })
             }
