@@ -1,6 +1,6 @@
 //! The command line (clap derive). `--help` is meant to teach: each flag says what it is for.
 
-use crate::suites::{Mode, Precision};
+use crate::suites::{Level, Mode, Precision};
 use crate::target::TargetSpec;
 use crate::vendor::Vendor;
 use clap::{Args, Parser, Subcommand};
@@ -208,27 +208,6 @@ impl From<EnvFormatArg> for crate::report::EnvFormat {
             EnvFormatArg::Docker => F::Docker,
             EnvFormatArg::Json => F::Json,
             EnvFormatArg::Github => F::Github,
-        }
-    }
-}
-
-/// How much a smoke run does (`--level`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum LevelArg {
-    /// Environment, fallback, arch fit, numerics, memory, GEMM, bandwidth (about a minute on a CPU).
-    Quick,
-    /// Adds ResNet-50 / ViT-B/16, ONNX Runtime, INT8, the profile and the batch search.
-    Standard,
-    /// Adds the Stable Diffusion 1.5 UNet step and multi-GPU copies.
-    Full,
-}
-
-impl From<LevelArg> for crate::suites::Level {
-    fn from(l: LevelArg) -> Self {
-        match l {
-            LevelArg::Quick => crate::suites::Level::Quick,
-            LevelArg::Standard => crate::suites::Level::Standard,
-            LevelArg::Full => crate::suites::Level::Full,
         }
     }
 }
@@ -634,7 +613,7 @@ pub struct SmokeArgs {
 
     /// How much to run; each level includes the ones below.
     #[arg(long, value_enum, default_value = "quick")]
-    pub level: LevelArg,
+    pub level: Level,
 
     /// Run only these tests (comma-separated or repeated), e.g. `--only numerics,gemm`.
     #[arg(long, value_name = "NAME", value_delimiter = ',')]
@@ -767,7 +746,7 @@ pub struct K8sArgs {
     pub config_map: Option<String>,
     /// The smoke level (--command doctor-smoke).
     #[arg(long, value_enum, default_value = "quick")]
-    pub level: LevelArg,
+    pub level: Level,
     /// GPUs the pod asks for.
     #[arg(long, value_name = "N", default_value_t = 1)]
     pub gpus: u32,
@@ -827,7 +806,7 @@ pub struct SlurmArgs {
     pub vendor: Vendor,
     /// The smoke level.
     #[arg(long, value_enum, default_value = "quick")]
-    pub level: LevelArg,
+    pub level: Level,
     /// With --command validate: rocmenv.yaml, at a path every node reads.
     #[arg(long, value_name = "FILE")]
     pub config: Option<String>,

@@ -20,7 +20,7 @@ pub fn plan(a: K8sArgs) -> Result<Plan, Error> {
             K8sCheckArg::Validate => Check::Validate,
         },
         config_map: a.config_map,
-        level: a.level.into(),
+        level: a.level,
         gpus: a.gpus,
         group_add: a.group_add,
         node: a.node,

@@ -24,7 +24,7 @@ pub fn plan(a: SlurmArgs) -> Result<Plan, Error> {
         },
         image: a.image,
         vendor: a.vendor,
-        level: a.level.into(),
+        level: a.level,
         config: a.config,
         nodes: a.nodes,
         gpus_per_node: a.gpus_per_node,

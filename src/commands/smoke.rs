@@ -12,7 +12,7 @@ use std::io::Write;
 pub fn plan(a: SmokeArgs) -> SmokePlan {
     SmokePlan {
         suite: super::suite_plan(a.suite),
-        level: a.level.into(),
+        level: a.level,
         only: a.only,
         expect_gpus: a.expect_gpus,
     }

@@ -38,30 +38,6 @@ pub struct HostExpectation {
     pub nvidia_driver: Option<String>,
 }
 
-/// A smoke level.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum SmokeLevel {
-    /// Environment, fallback, arch fit, numerics, memory, GEMM, bandwidth.
-    #[default]
-    Quick,
-    /// Adds the models, ONNX Runtime, INT8, the profile and the batch search.
-    Standard,
-    /// Adds the diffusion UNet and multi-GPU copies.
-    Full,
-}
-
-impl SmokeLevel {
-    /// As `--level` spells it.
-    pub fn name(self) -> &'static str {
-        match self {
-            SmokeLevel::Quick => "quick",
-            SmokeLevel::Standard => "standard",
-            SmokeLevel::Full => "full",
-        }
-    }
-}
-
 /// `smoke:`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -71,7 +47,7 @@ pub struct SmokeConfig {
     pub enabled: bool,
     /// How much to run.
     #[serde(default)]
-    pub level: SmokeLevel,
+    pub level: Level,
     /// Seconds the suite may run (default 1800).
     #[serde(default = "default_timeout")]
     pub timeout: u64,
@@ -81,7 +57,7 @@ impl Default for SmokeConfig {
     fn default() -> Self {
         SmokeConfig {
             enabled: true,
-            level: SmokeLevel::Quick,
+            level: Level::Quick,
             timeout: default_timeout(),
         }
     }
@@ -167,7 +143,7 @@ pub struct StackConfig {
     pub target: Option<String>,
 }
 
-pub use crate::suites::{Mode, Precision};
+pub use crate::suites::{Level, Mode, Precision};
 
 /// One benchmark, as `rocmenv bench` runs it.
 #[derive(Debug, Clone, Serialize, Deserialize)]

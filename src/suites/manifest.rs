@@ -8,15 +8,30 @@ use std::collections::BTreeMap;
 use super::BenchOverrides;
 use crate::vendor::Vendor;
 
-/// How much a smoke run does; each level includes the ones below it (like `dcgmi diag -r 1/2/3`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+/// How much a smoke run does; each level includes the ones below it (like `dcgmi diag -r 1/2/3`). The one type
+/// for `--level`, `smoke: level:` in rocmenv.yaml and the suite's plans; the variants' docs are `--help`'s.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    Default,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Serialize,
+    Deserialize,
+    clap::ValueEnum,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Level {
-    /// Environment, fallback, arch fit, numerics, memory, GEMM and bandwidth: a minute on a CPU.
+    /// Environment, fallback, arch fit, numerics, memory, GEMM, bandwidth (about a minute on a CPU).
+    #[default]
     Quick,
-    /// Adds the models, ONNX Runtime, INT8, the profile and the batch search.
+    /// Adds ResNet-50 / ViT-B/16, ONNX Runtime, INT8, the profile and the batch search.
     Standard,
-    /// Adds the diffusion UNet and multi-GPU copies.
+    /// Adds the Stable Diffusion 1.5 UNet step and multi-GPU copies.
     Full,
 }
 

@@ -8,7 +8,7 @@ use crate::engine::Security;
 use crate::ops::suite::{self, BenchPlan, Outputs, SmokeOutcome, SmokePlan, SuitePlan};
 use crate::ops::{Event, Sink};
 use crate::report::validate::{Case, Step};
-use crate::suites::{Comparison, Level, SuiteResult, TestResult};
+use crate::suites::{Comparison, SuiteResult, TestResult};
 use crate::vendor::Vendor;
 use std::time::{Duration, Instant};
 
@@ -34,15 +34,6 @@ fn suite_plan(s: &StackConfig, tag: &str, timeout: u64) -> SuitePlan {
         security: Security::Default,
         timeout: Some(Duration::from_secs(timeout)),
         outputs: Outputs::default(),
-    }
-}
-
-/// The config's smoke level as the suite names it.
-fn level(l: config::SmokeLevel) -> Level {
-    match l {
-        config::SmokeLevel::Quick => Level::Quick,
-        config::SmokeLevel::Standard => Level::Standard,
-        config::SmokeLevel::Full => Level::Full,
     }
 }
 
@@ -91,7 +82,7 @@ impl Run<'_> {
         }
         let plan = SmokePlan {
             suite: suite_plan(s, tag, cfg.timeout),
-            level: level(cfg.level),
+            level: cfg.level,
             only: Vec::new(),
             expect_gpus: None,
         };
