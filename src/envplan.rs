@@ -240,6 +240,7 @@ pub fn plan(
     Ok(p)
 }
 
+/// Plans the AMD side: the release, which GPUs to use and hide, their overrides, and the targets to build for.
 fn plan_amd(
     m: &Matrices,
     amd: &[(usize, &GpuInput)],
@@ -259,12 +260,36 @@ fn plan_amd(
             .filter(|(_, g)| !(g.integrated && has_discrete))
             .collect(),
     };
-    let mut effective: Vec<GfxTarget> = Vec::new();
-    let mut overrides: Vec<(usize, GfxTarget, String)> = Vec::new();
-    let mut usable: Vec<usize> = Vec::new();
-    // Each usable device, how the user knows it, and the override it needs (None: runs natively).
-    let mut runs_as: Vec<(usize, &str, Option<GfxTarget>)> = Vec::new();
-    for (i, g) in &selected {
+    let runs = how_selected_run(m, r, &selected, p);
+    hide_unusable(amd, &runs.usable, device, has_discrete, p);
+    if !set_overrides(r, &runs, p) {
+        return;
+    }
+    set_build_targets(runs.effective, !runs.overrides.is_empty(), p);
+}
+
+/// How the selected AMD GPUs run on the release, gathered for the variables that follow.
+#[derive(Default)]
+struct AmdRuns<'a> {
+    /// The targets whose kernels the usable GPUs run.
+    effective: Vec<GfxTarget>,
+    /// Each overridden device: its index, the target it runs as, and why.
+    overrides: Vec<(usize, GfxTarget, String)>,
+    /// The indices of the GPUs that run.
+    usable: Vec<usize>,
+    /// Each usable device, how the user knows it, and the override it needs (None: runs natively).
+    runs_as: Vec<(usize, &'a str, Option<GfxTarget>)>,
+}
+
+/// How each selected GPU runs on `r`; warns in `p` about unknown targets, doubtful overrides and GPUs that cannot run.
+fn how_selected_run<'a>(
+    m: &Matrices,
+    r: &RocmRelease,
+    selected: &[&(usize, &'a GpuInput)],
+    p: &mut EnvPlan,
+) -> AmdRuns<'a> {
+    let mut runs = AmdRuns::default();
+    for (i, g) in selected.iter().copied() {
         let Some(own) = g.gfx else {
             p.warnings.push(format!(
                 "{}: gfx target unknown; no variables for it",
@@ -274,9 +299,9 @@ fn plan_amd(
         };
         match how_it_runs(m, r, own) {
             Runs::Native(t) => {
-                effective.push(t);
-                usable.push(*i);
-                runs_as.push((*i, &g.label, None));
+                runs.effective.push(t);
+                runs.usable.push(*i);
+                runs.runs_as.push((*i, &g.label, None));
             }
             Runs::Override {
                 own,
@@ -284,9 +309,9 @@ fn plan_amd(
                 confidence,
                 note,
             } => {
-                effective.push(to);
-                usable.push(*i);
-                runs_as.push((*i, &g.label, Some(to)));
+                runs.effective.push(to);
+                runs.usable.push(*i);
+                runs.runs_as.push((*i, &g.label, Some(to)));
                 let why = format!(
                     "{own} is not built by ROCm {}; it runs {to} kernels (confidence: {}{})",
                     r.version,
@@ -296,7 +321,7 @@ fn plan_amd(
                 if confidence != Confidence::High {
                     p.warnings.push(format!("{}: {why}", g.label));
                 }
-                overrides.push((*i, to, why));
+                runs.overrides.push((*i, to, why));
             }
             Runs::No(why) => {
                 p.unusable = true;
@@ -304,6 +329,17 @@ fn plan_amd(
             }
         }
     }
+    runs
+}
+
+/// Sets `HIP_VISIBLE_DEVICES` to the usable GPUs when some AMD GPUs are not to be used, saying why each is hidden.
+fn hide_unusable(
+    amd: &[(usize, &GpuInput)],
+    usable: &[usize],
+    device: Option<usize>,
+    has_discrete: bool,
+    p: &mut EnvPlan,
+) {
     // Hide what should not be used: an iGPU next to a discrete GPU, GPUs that cannot run, or all but --device.
     if usable.len() < amd.len() && !usable.is_empty() {
         let list = usable
@@ -335,16 +371,22 @@ fn plan_amd(
             format!("hides {}; set HIP_VISIBLE_DEVICES only, since ROCR_VISIBLE_DEVICES would renumber the devices first", hidden.join("; ")),
         );
     }
+}
+
+/// Sets the `HSA_OVERRIDE_GFX_VERSION[_n]` variables the usable GPUs need; false (and `p` emptied and marked
+/// unusable) when no one environment can run them all.
+fn set_overrides(r: &RocmRelease, runs: &AmdRuns, p: &mut EnvPlan) -> bool {
+    let overrides = &runs.overrides;
     let same = overrides.first().map(|o| o.1);
     let all_overridden_alike = !overrides.is_empty()
-        && overrides.len() == usable.len()
+        && overrides.len() == runs.usable.len()
         && overrides.iter().all(|o| Some(o.1) == same);
     if all_overridden_alike {
         let (_, to, why) = &overrides[0];
         p.set("HSA_OVERRIDE_GFX_VERSION", to.override_value(), why.clone());
     } else if !overrides.is_empty() {
         if r.version >= Version::new(6, 2, 0) {
-            for (i, to, why) in &overrides {
+            for (i, to, why) in overrides {
                 p.set(
                     &format!("HSA_OVERRIDE_GFX_VERSION_{i}"),
                     to.override_value(),
@@ -356,20 +398,25 @@ fn plan_amd(
             // set nothing (a PYTORCH_ROCM_ARCH "after the override" without the override would be false) and fail.
             p.unusable = true;
             p.vars.clear();
-            p.warnings.push(no_common_override(r, &runs_as));
-            return;
+            p.warnings.push(no_common_override(r, &runs.runs_as));
+            return false;
         }
     }
+    true
+}
+
+/// Sets the variables that name the targets to build for: the GPUs' own, or what they run as when `overridden`.
+fn set_build_targets(mut effective: Vec<GfxTarget>, overridden: bool, p: &mut EnvPlan) {
     effective.sort();
     effective.dedup();
     if effective.is_empty() {
         return;
     }
     let names: Vec<String> = effective.iter().map(|t| t.to_string()).collect();
-    let why = if overrides.is_empty() {
-        "the GPUs' own targets".to_string()
-    } else {
+    let why = if overridden {
         "the targets the GPUs run as (after the override)".to_string()
+    } else {
+        "the GPUs' own targets".to_string()
     };
     p.set(
         "PYTORCH_ROCM_ARCH",

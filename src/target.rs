@@ -5,6 +5,7 @@ use crate::gfx::GfxTarget;
 use crate::host::HostFacts;
 use crate::matrix::nearest;
 use crate::matrix::{CudaRelease, Matrices, NgcRelease, ReleaseStatus, RocmRelease};
+use crate::version::Version;
 
 /// A `--target` value, validated but not yet looked up.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -172,12 +173,35 @@ pub fn resolve<'m>(
     }
 }
 
+/// The newest releases that fit the host's GPUs, its installed ROCm, or its loaded driver.
 fn auto<'m>(m: &'m Matrices, facts: &HostFacts) -> Target<'m> {
     let amd: Vec<GfxTarget> = facts.amd_gpus().filter_map(|g| g.gfx).collect();
     let has_amd = facts.amd_gpus().next().is_some();
     let has_nvidia = facts.nvidia_gpus().next().is_some();
-    // The ROCm installed on the host is what its work runs against: check against it when the matrices know it.
-    let installed = facts.rocm.as_ref().and_then(|i| {
+    let rocm = if let (Some(t), true) = (installed_rocm(m, facts), has_amd || !has_nvidia) {
+        Some(t)
+    } else if let (Some((raw, driver)), true) = (&loaded_dkms_driver(m, facts), has_amd) {
+        Some(rocm_for_dkms(m, raw, driver, &amd))
+    } else if has_amd || !has_nvidia {
+        Some(rocm_for_targets(m, &amd, has_amd))
+    } else {
+        None
+    };
+    let cuda = if has_nvidia {
+        cuda_for_host(m, facts)
+    } else {
+        None
+    };
+    Target {
+        rocm,
+        cuda,
+        explicit: false,
+    }
+}
+
+/// The ROCm installed on the host, when the matrices know it: what its work runs against.
+fn installed_rocm<'m>(m: &'m Matrices, facts: &HostFacts) -> Option<RocmTarget<'m>> {
+    facts.rocm.as_ref().and_then(|i| {
         let release = m.rocm_release(i.version.as_str())?;
         let why = if release.version.to_string() == i.version.as_str() {
             format!("the ROCm installed at {}", i.path)
@@ -188,10 +212,12 @@ fn auto<'m>(m: &'m Matrices, facts: &HostFacts) -> Target<'m> {
             )
         };
         Some(RocmTarget { release, why })
-    });
-    // Without ROCm user space, an amdgpu-dkms driver still says which releases the host is set up for: the
-    // user space releases whose driver window holds the driver that module came with.
-    let dkms = facts
+    })
+}
+
+/// The loaded amdgpu-dkms module's version as reported, and the driver release it came with.
+fn loaded_dkms_driver(m: &Matrices, facts: &HostFacts) -> Option<(String, Version)> {
+    facts
         .amdgpu_driver
         .as_ref()
         .filter(|d| d.loaded)
@@ -199,124 +225,112 @@ fn auto<'m>(m: &'m Matrices, facts: &HostFacts) -> Target<'m> {
         .and_then(|raw| {
             let (driver, _) = m.driver_release_of_dkms(raw.value()?)?;
             Some((raw.to_string(), driver))
-        });
-    let rocm = if let (Some(t), true) = (installed, has_amd || !has_nvidia) {
-        Some(t)
-    } else if let (Some((raw, driver)), true) = (&dkms, has_amd) {
-        let fits: Vec<&RocmRelease> = m
-            .rocm
+        })
+}
+
+/// Without ROCm user space, an amdgpu-dkms driver still says which releases the host is set up for: the
+/// newest user space release whose driver window holds `driver`, preferring one that builds every target.
+fn rocm_for_dkms<'m>(
+    m: &'m Matrices,
+    raw: &str,
+    driver: &Version,
+    amd: &[GfxTarget],
+) -> RocmTarget<'m> {
+    let fits: Vec<&RocmRelease> = m
+        .rocm
+        .releases
+        .iter()
+        .rev()
+        .filter(|r| r.accepts_driver(driver) && r.status == ReleaseStatus::Production)
+        .collect();
+    let native = fits.iter().find(|r| {
+        r.status == ReleaseStatus::Production && !amd.is_empty() && amd.iter().all(|t| r.builds(*t))
+    });
+    match (native, fits.first()) {
+        (Some(release), _) => RocmTarget {
+            release,
+            why: format!(
+                "newest release that supports the loaded amdgpu-dkms {raw}, driver {}, and builds {}",
+                driver.short(),
+                join_targets(amd)
+            ),
+        },
+        (None, Some(release)) => RocmTarget {
+            release,
+            why: format!(
+                "newest release that supports the loaded amdgpu-dkms {raw}, driver {}; {}",
+                driver.short(),
+                built_and_not(release, amd)
+            ),
+        },
+        (None, None) => RocmTarget {
+            release: m.newest_rocm(),
+            why: format!(
+                "newest release (no release lists amdgpu-dkms {raw}'s driver {})",
+                driver.short()
+            ),
+        },
+    }
+}
+
+/// The newest production release that builds every known AMD target, else the newest release.
+fn rocm_for_targets<'m>(m: &'m Matrices, amd: &[GfxTarget], has_amd: bool) -> RocmTarget<'m> {
+    let native = m
+        .production()
+        .rev()
+        .find(|r| !amd.is_empty() && amd.iter().all(|t| r.builds(*t)));
+    match native {
+        Some(release) => RocmTarget {
+            release,
+            why: format!("newest release that builds {}", join_targets(amd)),
+        },
+        None if amd.is_empty() && has_amd => RocmTarget {
+            release: m.newest_rocm(),
+            why: "newest release (the GPU's gfx target is unknown)".into(),
+        },
+        None if amd.is_empty() => RocmTarget {
+            release: m.newest_rocm(),
+            why: "newest release (no GPU found)".into(),
+        },
+        None => RocmTarget {
+            release: m.newest_rocm(),
+            why: format!("newest release; {}", built_and_not(m.newest_rocm(), amd)),
+        },
+    }
+}
+
+/// The newest CUDA that builds for every NVIDIA GPU, preferring one the loaded driver runs.
+fn cuda_for_host<'m>(m: &'m Matrices, facts: &HostFacts) -> Option<CudaTarget<'m>> {
+    let ccs: Vec<String> = facts
+        .nvidia_gpus()
+        .filter_map(|g| g.compute_capability.clone())
+        .collect();
+    let driver = facts.nvidia_driver.as_ref().map(|d| d.version.clone());
+    let fits = |r: &&CudaRelease| ccs.iter().all(|cc| r.compute_capabilities.contains(cc));
+    let pick = match &driver {
+        Some(d) => m
+            .cuda
             .releases
             .iter()
             .rev()
-            .filter(|r| r.accepts_driver(driver) && r.status == ReleaseStatus::Production)
-            .collect();
-        let native = fits.iter().find(|r| {
-            r.status == ReleaseStatus::Production
-                && !amd.is_empty()
-                && amd.iter().all(|t| r.builds(*t))
-        });
-        match (native, fits.first()) {
-            (Some(release), _) => Some(RocmTarget {
-                release,
-                why: format!(
-                    "newest release that supports the loaded amdgpu-dkms {raw}, driver {}, and builds {}",
-                    driver.short(),
-                    join_targets(&amd)
-                ),
-            }),
-            (None, Some(release)) => Some(RocmTarget {
-                release,
-                why: format!(
-                    "newest release that supports the loaded amdgpu-dkms {raw}, driver {}; {}",
-                    driver.short(),
-                    built_and_not(release, &amd)
-                ),
-            }),
-            (None, None) => Some(RocmTarget {
-                release: m.newest_rocm(),
-                why: format!(
-                    "newest release (no release lists amdgpu-dkms {raw}'s driver {})",
-                    driver.short()
-                ),
-            }),
-        }
-    } else if has_amd || !has_nvidia {
-        let native = m
-            .production()
-            .rev()
-            .find(|r| !amd.is_empty() && amd.iter().all(|t| r.builds(*t)));
-        Some(match native {
-            Some(release) => RocmTarget {
-                release,
-                why: format!("newest release that builds {}", join_targets(&amd)),
-            },
-            None if amd.is_empty() && has_amd => RocmTarget {
-                release: m.newest_rocm(),
-                why: "newest release (the GPU's gfx target is unknown)".into(),
-            },
-            None if amd.is_empty() => RocmTarget {
-                release: m.newest_rocm(),
-                why: "newest release (no GPU found)".into(),
-            },
-            None => RocmTarget {
-                release: m.newest_rocm(),
-                why: format!("newest release; {}", built_and_not(m.newest_rocm(), &amd)),
-            },
-        })
-    } else {
-        None
-    };
-    let cuda = if has_nvidia {
-        let ccs: Vec<String> = facts
-            .nvidia_gpus()
-            .filter_map(|g| g.compute_capability.clone())
-            .collect();
-        let driver = facts.nvidia_driver.as_ref().map(|d| d.version.clone());
-        let fits = |r: &&CudaRelease| ccs.iter().all(|cc| r.compute_capabilities.contains(cc));
-        let pick = match &driver {
-            Some(d) => m
-                .cuda
-                .releases
-                .iter()
-                .rev()
-                .filter(fits)
-                .find(|r| &r.min_driver_linux <= d)
-                .map(|r| {
-                    (
-                        r,
-                        format!(
-                            "newest CUDA the driver {} runs",
-                            facts
-                                .nvidia_driver
-                                .as_ref()
-                                .map(|d| d.version.to_string())
-                                .unwrap_or_default()
-                        ),
-                    )
-                }),
-            None => None,
-        }
-        .or_else(|| {
-            m.cuda
-                .releases
-                .iter()
-                .rev()
-                .find(fits)
-                .map(|r| (r, "newest CUDA that builds for the GPUs".to_string()))
-        });
-        pick.map(|(cuda, why)| CudaTarget {
-            cuda,
-            ngc: None,
-            why,
-        })
-    } else {
-        None
-    };
-    Target {
-        rocm,
-        cuda,
-        explicit: false,
+            .filter(fits)
+            .find(|r| &r.min_driver_linux <= d)
+            .map(|r| (r, format!("newest CUDA the driver {d} runs"))),
+        None => None,
     }
+    .or_else(|| {
+        m.cuda
+            .releases
+            .iter()
+            .rev()
+            .find(fits)
+            .map(|r| (r, "newest CUDA that builds for the GPUs".to_string()))
+    });
+    pick.map(|(cuda, why)| CudaTarget {
+        cuda,
+        ngc: None,
+        why,
+    })
 }
 
 /// "it builds gfx1030; no release builds gfx90c natively": which of the GPUs' targets a release builds.

@@ -146,7 +146,18 @@ fn rocmenv_as(args: &[&str], user: Option<u32>, emulated: bool) -> Run {
         cmd.uid(uid).gid(uid).env("HOME", "/");
     }
     let start = Instant::now();
-    let mut child = cmd.spawn().unwrap();
+    // The copy above may still be open for writing in a child another test thread is forking at that moment
+    // (the fd is inherited until that child's exec closes it): exec then fails with ETXTBSY for a moment.
+    let mut tries = 0;
+    let mut child = loop {
+        match cmd.spawn() {
+            Err(e) if e.raw_os_error() == Some(26) && tries < 100 => {
+                tries += 1;
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            r => break r.unwrap(),
+        }
+    };
     let status = match child.wait_timeout(LIMIT).unwrap() {
         Some(s) => s,
         None => {

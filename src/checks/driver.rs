@@ -1,6 +1,8 @@
 //! Kernel drivers: amdgpu loaded and inside the ROCm release's window; NVIDIA new enough for the CUDA target.
 
 use super::{Context, Finding, Status};
+use crate::matrix::{CudaRelease, NgcRelease};
+use crate::version::DriverVersion;
 
 const AREA: &str = "driver";
 
@@ -142,12 +144,15 @@ fn amdgpu_version(cx: &Context) -> Finding {
     }
 }
 
+/// The id of the NVIDIA driver check.
+const NVIDIA_ID: &str = "driver.nvidia-version";
+
+/// Whether the loaded NVIDIA driver runs the CUDA (or NGC) target.
 fn nvidia(cx: &Context) -> Finding {
-    const ID: &str = "driver.nvidia-version";
     let has = cx.facts.nvidia_gpus().next().is_some();
     let Some(t) = &cx.target.cuda else {
         return Finding::new(
-            ID,
+            NVIDIA_ID,
             AREA,
             Status::Skip,
             if has {
@@ -159,12 +164,12 @@ fn nvidia(cx: &Context) -> Finding {
     };
     let Some(d) = &cx.facts.nvidia_driver else {
         return if has || t.ngc.is_some() || cx.target.explicit {
-            Finding::new(ID, AREA, Status::Fail, "the NVIDIA kernel driver is not loaded (no /proc/driver/nvidia/version)")
+            Finding::new(NVIDIA_ID, AREA, Status::Fail, "the NVIDIA kernel driver is not loaded (no /proc/driver/nvidia/version)")
                 .detail("nvidia-smi would say it `couldn't communicate with the NVIDIA driver`")
                 .fix("install the driver (e.g. sudo apt install nvidia-driver-570-server or the CUDA repo's cuda-drivers), then reboot; check `sudo dmesg | grep -i nvrm`")
         } else {
             Finding::new(
-                ID,
+                NVIDIA_ID,
                 AREA,
                 Status::Skip,
                 "NVIDIA driver: not needed, no NVIDIA GPU",
@@ -185,48 +190,73 @@ fn nvidia(cx: &Context) -> Finding {
     };
     if have >= need {
         return Finding::new(
-            ID,
+            NVIDIA_ID,
             AREA,
             Status::Pass,
             format!("NVIDIA driver {have} runs {what} (needs ≥ {need})"),
         );
     }
     // Datacenter GPUs can run newer CUDA on older long-term branches through the forward-compatibility package.
-    if let Some(n) = t.ngc {
-        if let Some(b) = n
-            .datacenter_drivers
-            .iter()
-            .find(|b| b.branch() == have.branch() && have >= **b)
-        {
-            // NVIDIA: forward compatibility is for data center GPUs and select NGC-ready RTX SKUs only, never GeForce
-            // (https://docs.nvidia.com/deploy/cuda-compatibility/forward-compatibility.html); on one the container's
-            // CUDA fails with cudaErrorCompatNotSupportedOnDevice.
-            let consumer: Vec<String> = cx
-                .facts
-                .nvidia_gpus()
-                .filter_map(|g| g.name.clone())
-                .filter(|n| is_consumer_nvidia(n))
-                .collect();
-            if !consumer.is_empty() {
-                return Finding::new(ID, AREA, Status::Fail, format!("NVIDIA driver {have} is too old for {what}, which needs ≥ {need}; forward compatibility, which lets branch R{} run it on data center GPUs, does not work on {}", have.branch(), consumer.join(", ")))
-                    .detail("NVIDIA supports forward compatibility (the cuda-compat package) only on data center GPUs and select NGC Server Ready RTX SKUs; on a GeForce the container's CUDA fails with cudaErrorCompatNotSupportedOnDevice")
-                    .fix(format!("upgrade the NVIDIA driver to {need} or newer (branch R{}+), or target an older release", need.branch()));
-            }
-            return Finding::new(ID, AREA, Status::Warn, format!("NVIDIA driver {have} is older than {what} needs ({need}), but branch R{} ≥ {b} runs it on datacenter GPUs through forward compatibility", have.branch()))
-                .detail("consumer GPUs cannot use forward compatibility")
-                .fix(format!("upgrade the driver to ≥ {need} to drop the compatibility layer"));
-        }
+    if let Some(f) = t
+        .ngc
+        .and_then(|n| forward_compat_verdict(cx, n, &have, &what, &need))
+    {
+        return f;
     }
+    driver_too_old(cx, c, &have, &what, &need)
+}
+
+/// When driver `have` is too old for NGC release `n` but on one of its datacenter branches: whether forward
+/// compatibility runs it here (not on consumer GPUs). `None` when no such branch holds `have`.
+fn forward_compat_verdict(
+    cx: &Context,
+    n: &NgcRelease,
+    have: &DriverVersion,
+    what: &str,
+    need: &DriverVersion,
+) -> Option<Finding> {
+    let b = n
+        .datacenter_drivers
+        .iter()
+        .find(|b| b.branch() == have.branch() && have >= *b)?;
+    // NVIDIA: forward compatibility is for data center GPUs and select NGC-ready RTX SKUs only, never GeForce
+    // (https://docs.nvidia.com/deploy/cuda-compatibility/forward-compatibility.html); on one the container's
+    // CUDA fails with cudaErrorCompatNotSupportedOnDevice.
+    let consumer: Vec<String> = cx
+        .facts
+        .nvidia_gpus()
+        .filter_map(|g| g.name.clone())
+        .filter(|n| is_consumer_nvidia(n))
+        .collect();
+    if !consumer.is_empty() {
+        return Some(Finding::new(NVIDIA_ID, AREA, Status::Fail, format!("NVIDIA driver {have} is too old for {what}, which needs ≥ {need}; forward compatibility, which lets branch R{} run it on data center GPUs, does not work on {}", have.branch(), consumer.join(", ")))
+            .detail("NVIDIA supports forward compatibility (the cuda-compat package) only on data center GPUs and select NGC Server Ready RTX SKUs; on a GeForce the container's CUDA fails with cudaErrorCompatNotSupportedOnDevice")
+            .fix(format!("upgrade the NVIDIA driver to {need} or newer (branch R{}+), or target an older release", need.branch())));
+    }
+    Some(Finding::new(NVIDIA_ID, AREA, Status::Warn, format!("NVIDIA driver {have} is older than {what} needs ({need}), but branch R{} ≥ {b} runs it on datacenter GPUs through forward compatibility", have.branch()))
+        .detail("consumer GPUs cannot use forward compatibility")
+        .fix(format!("upgrade the driver to ≥ {need} to drop the compatibility layer")))
+}
+
+/// The failure for a driver older than the target needs: the newest CUDA it runs, and whether minor-version
+/// compatibility may help.
+fn driver_too_old(
+    cx: &Context,
+    c: &CudaRelease,
+    have: &DriverVersion,
+    what: &str,
+    need: &DriverVersion,
+) -> Finding {
     let newest: Option<String> = cx
         .matrices
-        .newest_cuda_for_driver(&have)
+        .newest_cuda_for_driver(have)
         .map(|r| format!("CUDA {} ({})", r.version.short(), r.label));
     let family = cx
         .matrices
         .cuda_family(c.version.major())
-        .filter(|f| have >= f.min_driver);
+        .filter(|f| *have >= f.min_driver);
     let mut f = Finding::new(
-        ID,
+        NVIDIA_ID,
         AREA,
         Status::Fail,
         format!("NVIDIA driver {have} is too old for {what}, which needs ≥ {need}"),

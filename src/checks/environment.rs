@@ -3,7 +3,8 @@
 use super::gpu::amd_in_order;
 use super::{Context, Finding, Status};
 use crate::gfx::GfxTarget;
-use crate::matrix::GfxRun;
+use crate::host::Gpu;
+use crate::matrix::{GfxRun, RocmRelease};
 use crate::version::Version;
 
 const AREA: &str = "environment";
@@ -31,8 +32,25 @@ pub(super) fn check(cx: &Context) -> Vec<Finding> {
     vec![hsa_override(cx), visible_devices(cx)]
 }
 
+/// The id of the `HSA_OVERRIDE_GFX_VERSION[_n]` check.
+const HSA_ID: &str = "env.hsa-override";
+
+/// What is wrong with one override variable: how bad, what, and the fix.
+type Problem = (Status, String, String);
+
+/// The AMD devices an override applies to: index in runtime order, and the GPU.
+type Devices<'a> = Vec<(usize, &'a Gpu)>;
+
+/// An override variable's verdict on one device it applies to.
+enum DeviceVerdict {
+    /// The override is the right one; says why.
+    Fine(String),
+    /// The override is needless or wrong.
+    Problem(Problem),
+}
+
+/// Whether the `HSA_OVERRIDE_GFX_VERSION[_n]` variables set suit the AMD GPUs and the ROCm target.
 fn hsa_override(cx: &Context) -> Finding {
-    const ID: &str = "env.hsa-override";
     let vars: Vec<(&String, &String)> = cx
         .facts
         .env
@@ -41,7 +59,7 @@ fn hsa_override(cx: &Context) -> Finding {
         .collect();
     if vars.is_empty() {
         return Finding::new(
-            ID,
+            HSA_ID,
             AREA,
             Status::Pass,
             "HSA_OVERRIDE_GFX_VERSION is not set",
@@ -55,7 +73,7 @@ fn hsa_override(cx: &Context) -> Finding {
         .join(", ");
     if amd.is_empty() {
         return Finding::new(
-            ID,
+            HSA_ID,
             AREA,
             Status::Warn,
             format!("{shown} is set, but there is no AMD GPU"),
@@ -70,115 +88,145 @@ fn hsa_override(cx: &Context) -> Finding {
     }
     let Some(t) = &cx.target.rocm else {
         return Finding::new(
-            ID,
+            HSA_ID,
             AREA,
             Status::Skip,
             format!("{shown}: no ROCm target to judge it against"),
         );
     };
     let r = t.release;
-    let mut problems: Vec<(Status, String, String)> = Vec::new();
+    let mut problems: Vec<Problem> = Vec::new();
     let mut fine: Vec<String> = Vec::new();
     for (var, val) in &vars {
-        let over = match GfxTarget::from_override(val) {
-            Ok(o) => o,
-            Err(e) => {
-                problems.push((
-                    Status::Fail,
-                    format!("{var}: {e}"),
-                    format!("unset {var}, or set it to a value like 10.3.0"),
-                ));
+        let (over, targets) = match overridden_devices(cx, r, &amd, var, val) {
+            Ok(x) => x,
+            Err(p) => {
+                problems.push(p);
                 continue;
             }
-        };
-        let index: Option<usize> = match var.strip_prefix("HSA_OVERRIDE_GFX_VERSION_") {
-            Some(n) => match n.parse::<usize>() {
-                Ok(i) => Some(i),
-                Err(_) => {
-                    problems.push((
-                        Status::Warn,
-                        format!("{var}: the runtime reads only numeric suffixes"),
-                        format!("unset {var}"),
-                    ));
-                    continue;
-                }
-            },
-            None => None,
-        };
-        if index.is_some() && r.version < Version::new(6, 2, 0) {
-            problems.push((
-                Status::Warn,
-                format!(
-                    "{var}: per-device overrides arrived in ROCm 6.2; ROCm {} ignores it",
-                    r.version
-                ),
-                "use HSA_OVERRIDE_GFX_VERSION, or hide the other GPUs with HIP_VISIBLE_DEVICES"
-                    .into(),
-            ));
-            continue;
-        }
-        let targets: Vec<(usize, &&crate::host::Gpu)> = match index {
-            Some(i) if i >= amd.len() => {
-                problems.push((
-                    Status::Fail,
-                    format!(
-                        "{var} names device {i}, but there {} {} AMD GPU{}",
-                        if amd.len() == 1 { "is" } else { "are" },
-                        amd.len(),
-                        if amd.len() == 1 { "" } else { "s" }
-                    ),
-                    format!("unset {var}"),
-                ));
-                continue;
-            }
-            Some(i) => vec![(i, &amd[i])],
-            // The global variable loses to a per-device one.
-            None => amd
-                .iter()
-                .enumerate()
-                .filter(|(i, _)| {
-                    !cx.facts
-                        .env
-                        .contains_key(&format!("HSA_OVERRIDE_GFX_VERSION_{i}"))
-                        || r.version < Version::new(6, 2, 0)
-                })
-                .collect(),
         };
         for (i, g) in targets {
             let Some(own) = g.gfx else {
                 continue;
             };
-            let how = cx.matrices.gfx_on_release(r, own);
-            let native = matches!(how, GfxRun::Native(_) | GfxRun::BuiltNotSupported(_));
-            if own == over {
-                problems.push((
-                    Status::Warn,
-                    format!(
-                        "{var}={val} is needless on device {i} ({own}): it is the GPU's own target"
-                    ),
-                    format!("unset {var}"),
-                ));
-            } else if native {
-                problems.push((Status::Fail, format!("{var}={val} makes device {i} ({own}, supported natively by ROCm {}) run {over} code", r.version), format!("unset {var}{}", if amd.len() > 1 { " (or use HSA_OVERRIDE_GFX_VERSION_<n> only for the GPUs that need one)" } else { "" })));
-            } else if how.override_target() == Some(over) {
-                fine.push(format!(
-                    "{var}={val} is the known override for device {i} ({own})"
-                ));
-            } else {
-                let right = match how.override_target() {
-                    Some(t) => format!("export {var}={}", t.override_value()),
-                    None => format!("unset {var}: no override is known to work for {own}"),
-                };
-                problems.push((
-                    Status::Fail,
-                    format!("{var}={val} is wrong for device {i} ({own})"),
-                    right,
-                ));
+            match device_verdict(cx, r, (var, val, over), amd.len(), i, own) {
+                DeviceVerdict::Fine(s) => fine.push(s),
+                DeviceVerdict::Problem(p) => problems.push(p),
             }
         }
     }
+    overrides_finding(problems, fine)
+}
+
+/// The target `var=val` names and the AMD devices (index, GPU) it applies to, or
+/// the problem that stops it applying to any.
+fn overridden_devices<'a>(
+    cx: &Context,
+    r: &RocmRelease,
+    amd: &[&'a Gpu],
+    var: &str,
+    val: &str,
+) -> Result<(GfxTarget, Devices<'a>), Problem> {
+    let over = GfxTarget::from_override(val).map_err(|e| {
+        (
+            Status::Fail,
+            format!("{var}: {e}"),
+            format!("unset {var}, or set it to a value like 10.3.0"),
+        )
+    })?;
+    let index: Option<usize> = match var.strip_prefix("HSA_OVERRIDE_GFX_VERSION_") {
+        Some(n) => match n.parse::<usize>() {
+            Ok(i) => Some(i),
+            Err(_) => {
+                return Err((
+                    Status::Warn,
+                    format!("{var}: the runtime reads only numeric suffixes"),
+                    format!("unset {var}"),
+                ));
+            }
+        },
+        None => None,
+    };
+    if index.is_some() && r.version < Version::new(6, 2, 0) {
+        return Err((
+            Status::Warn,
+            format!(
+                "{var}: per-device overrides arrived in ROCm 6.2; ROCm {} ignores it",
+                r.version
+            ),
+            "use HSA_OVERRIDE_GFX_VERSION, or hide the other GPUs with HIP_VISIBLE_DEVICES".into(),
+        ));
+    }
+    let targets = match index {
+        Some(i) if i >= amd.len() => {
+            return Err((
+                Status::Fail,
+                format!(
+                    "{var} names device {i}, but there {} {} AMD GPU{}",
+                    if amd.len() == 1 { "is" } else { "are" },
+                    amd.len(),
+                    if amd.len() == 1 { "" } else { "s" }
+                ),
+                format!("unset {var}"),
+            ));
+        }
+        Some(i) => vec![(i, amd[i])],
+        // The global variable loses to a per-device one.
+        None => amd
+            .iter()
+            .copied()
+            .enumerate()
+            .filter(|(i, _)| {
+                !cx.facts
+                    .env
+                    .contains_key(&format!("HSA_OVERRIDE_GFX_VERSION_{i}"))
+                    || r.version < Version::new(6, 2, 0)
+            })
+            .collect(),
+    };
+    Ok((over, targets))
+}
+
+/// What `var=val`, naming target `over`, does to device `i` of `amd_count`, whose own target is `own`.
+fn device_verdict(
+    cx: &Context,
+    r: &RocmRelease,
+    (var, val, over): (&str, &str, GfxTarget),
+    amd_count: usize,
+    i: usize,
+    own: GfxTarget,
+) -> DeviceVerdict {
+    let how = cx.matrices.gfx_on_release(r, own);
+    let native = matches!(how, GfxRun::Native(_) | GfxRun::BuiltNotSupported(_));
+    if own == over {
+        DeviceVerdict::Problem((
+            Status::Warn,
+            format!("{var}={val} is needless on device {i} ({own}): it is the GPU's own target"),
+            format!("unset {var}"),
+        ))
+    } else if native {
+        DeviceVerdict::Problem((Status::Fail, format!("{var}={val} makes device {i} ({own}, supported natively by ROCm {}) run {over} code", r.version), format!("unset {var}{}", if amd_count > 1 { " (or use HSA_OVERRIDE_GFX_VERSION_<n> only for the GPUs that need one)" } else { "" })))
+    } else if how.override_target() == Some(over) {
+        DeviceVerdict::Fine(format!(
+            "{var}={val} is the known override for device {i} ({own})"
+        ))
+    } else {
+        let right = match how.override_target() {
+            Some(t) => format!("export {var}={}", t.override_value()),
+            None => format!("unset {var}: no override is known to work for {own}"),
+        };
+        DeviceVerdict::Problem((
+            Status::Fail,
+            format!("{var}={val} is wrong for device {i} ({own})"),
+            right,
+        ))
+    }
+}
+
+/// The one finding for every override variable: the worst problem sets the status, fine ones go in the detail.
+fn overrides_finding(problems: Vec<Problem>, fine: Vec<String>) -> Finding {
     if problems.is_empty() {
-        return Finding::new(ID, AREA, Status::Pass, fine.join("; "));
+        return Finding::new(HSA_ID, AREA, Status::Pass, fine.join("; "));
     }
     let worst = problems.iter().map(|p| p.0).max().unwrap_or(Status::Warn);
     let summary = problems
@@ -188,7 +236,7 @@ fn hsa_override(cx: &Context) -> Finding {
         .join("; ");
     let mut fixes: Vec<String> = problems.iter().map(|p| p.2.clone()).collect();
     fixes.dedup();
-    let mut f = Finding::new(ID, AREA, worst, summary).fix(fixes.join("; "));
+    let mut f = Finding::new(HSA_ID, AREA, worst, summary).fix(fixes.join("; "));
     if !fine.is_empty() {
         f = f.detail(fine.join("; "));
     }

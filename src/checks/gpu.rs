@@ -4,7 +4,9 @@ use super::system::versions_text;
 use super::{gpu_label, Context, Finding, Status};
 use crate::gfx::GfxTarget;
 use crate::host::Gpu;
-use crate::matrix::{Confidence, GfxRun, SupportStatus};
+use crate::matrix::{
+    BuiltTargets, Confidence, GfxRun, GfxSupport, OverrideAdvice, RocmRelease, SupportStatus,
+};
 
 const AREA: &str = "gpu";
 
@@ -108,203 +110,262 @@ fn confidence_text(c: Confidence) -> &'static str {
     }
 }
 
+/// The id of the per-GPU gfx target check.
+const GFX_ID: &str = "gpu.gfx-supported";
+
+/// Whether ROCm runs AMD GPU `g` (device `index`): natively, through an override, or not at all.
 fn gfx_supported(cx: &Context, g: &Gpu, index: usize) -> Finding {
-    const ID: &str = "gpu.gfx-supported";
     let label = gpu_label(g);
-    let sub = g.pci_address.clone();
     let Some(t) = &cx.target.rocm else {
-        return Finding::new(
-            ID,
-            AREA,
-            Status::Skip,
-            format!("{label}: no ROCm target (the target is CUDA)"),
-        )
-        .subject(sub);
+        return gfx_skipped(g, format!("{label}: no ROCm target (the target is CUDA)"));
     };
-    let r = t.release;
     if let Some((var, val)) = hidden_by(cx, index) {
-        return Finding::new(
-            ID,
-            AREA,
-            Status::Skip,
+        return gfx_skipped(
+            g,
             format!("{label}: hidden by {var}={val}, so its target does not matter"),
-        )
-        .subject(sub);
+        );
     }
     let Some(gfx) = g.gfx else {
-        return Finding::new(ID, AREA, Status::Skip, format!("{label}: gfx target unknown (no gfx_target_version in KFD, and the PCI id {} is not in gpus.yaml)", g.device_id))
-            .subject(sub)
+        return gfx_skipped(g, format!("{label}: gfx target unknown (no gfx_target_version in KFD, and the PCI id {} is not in gpus.yaml)", g.device_id))
             .fix("run `rocminfo | grep gfx` to see the target, and add the card to matrices/gpus.yaml");
     };
-    let src = if g.gfx_source.as_deref() == Some("pci-id") {
-        " (from its PCI id; KFD is not available)"
-    } else {
-        ""
-    };
-    let natively: Vec<String> = cx
-        .matrices
-        .rocm
-        .releases
-        .iter()
-        .filter(|x| {
-            x.gfx_status(gfx)
-                .is_some_and(|s| s.status == SupportStatus::Supported)
-        })
-        .map(|x| x.version.to_string())
-        .collect();
-    let how = cx.matrices.gfx_on_release(r, gfx);
-    if let GfxRun::Native(s) = how {
-        let note = s
-            .note
-            .as_deref()
-            .map(|n| format!(" ({n})"))
-            .unwrap_or_default();
-        match s.status {
-            SupportStatus::Supported => {
-                return Finding::new(
-                    ID,
-                    AREA,
-                    Status::Pass,
-                    format!(
-                        "{label}: {gfx}{src} is supported by ROCm {}{note}",
-                        r.version
-                    ),
-                )
-                .subject(sub)
+    let case = GfxCase::new(cx, g, label, t.release, gfx);
+    let how = cx.matrices.gfx_on_release(t.release, gfx);
+    match how {
+        GfxRun::Native(s) => {
+            if let Some(f) = native_verdict(&case, s) {
+                return f;
             }
-            SupportStatus::Deprecated => {
-                return Finding::new(
-                    ID,
-                    AREA,
-                    Status::Warn,
-                    format!(
-                        "{label}: {gfx}{src} is deprecated in ROCm {}{note}",
-                        r.version
-                    ),
-                )
-                .subject(sub)
-                .detail("deprecated targets still get kernels but are removed in a later release")
-                .fix(format!(
-                    "plan for a newer GPU; releases that fully support {gfx}: {}",
-                    versions_text(&natively)
-                ))
-            }
-            SupportStatus::Experimental => {
-                return Finding::new(
-                    ID,
-                    AREA,
-                    Status::Warn,
-                    format!(
-                        "{label}: {gfx}{src} is experimental in ROCm {}{note}",
-                        r.version
-                    ),
-                )
-                .subject(sub)
-                .detail("experimental targets build, but AMD does not promise they work")
-            }
-            SupportStatus::Unsupported => {}
         }
+        GfxRun::BuiltNotSupported(built) => return built_not_supported_verdict(&case, built),
+        _ => {}
     }
-    if let GfxRun::BuiltNotSupported(built) = how {
-        let by: Vec<&str> = built.iter().map(|b| b.component.as_str()).collect();
-        return Finding::new(
-            ID,
-            AREA,
-            Status::Warn,
-            format!(
-                "{label}: {gfx}{src} is not on ROCm {}'s supported list, but its libraries are built for it ({})",
-                r.version,
-                by.join(", ")
-            ),
-        )
-        .subject(sub)
-        .detail("the kernels exist, so PyTorch runs without an override, but AMD does not test this target on this release")
-        .fix(match natively.last() {
-            Some(v) => format!("for a supported combination use ROCm {v} (--target rocm-{v})"),
-            None => "expect community support only; report problems with the GPU and release named".into(),
-        });
-    }
-    let later = if natively.is_empty() {
-        String::new()
-    } else {
-        format!(
-            "; releases that support {gfx} natively: {}",
-            versions_text(&natively)
-        )
-    };
-    let set = override_for(cx, index);
-    let a = match how {
-        GfxRun::Override(a) | GfxRun::OverrideCrashes(a) | GfxRun::OverrideNotBuilt(a) => a,
+    match how {
+        GfxRun::OverrideCrashes(a) => override_crashes_verdict(&case, a),
+        GfxRun::OverrideNotBuilt(a) => override_not_built_verdict(cx, g, &case, a),
+        GfxRun::Override(a) => override_env_verdict(cx, index, &case, a),
         GfxRun::Native(_) | GfxRun::BuiltNotSupported(_) | GfxRun::NoOverride => {
-            return Finding::new(
-                ID,
-                AREA,
-                Status::Fail,
-                format!(
-                    "{label}: {gfx}{src} is not built by ROCm {} and no override is known",
-                    r.version
-                ),
-            )
-            .subject(sub)
-            .detail(format!(
-                "PyTorch would fail with `HIP error: invalid device function`{later}"
-            ))
-            .fix(match natively.last() {
-                Some(v) => {
-                    format!("use ROCm {v} (--target rocm-{v}), or a GPU the release supports")
-                }
-                None => {
-                    "use a GPU that ROCm supports, or a community build of ROCm for this target"
-                        .into()
-                }
-            });
+            no_override_verdict(&case)
         }
-    };
-    let value = a.target.override_value();
-    let conf = confidence_text(a.confidence);
+    }
+}
+
+/// A skipped gfx-supported finding about `g`, for when its target cannot be judged.
+fn gfx_skipped(g: &Gpu, summary: String) -> Finding {
+    Finding::new(GFX_ID, AREA, Status::Skip, summary).subject(g.pci_address.clone())
+}
+
+/// One GPU's gfx-supported check: what every verdict names, whatever it decides.
+struct GfxCase<'a> {
+    /// The GPU as the report names it.
+    label: String,
+    /// Its PCI address, the finding's subject.
+    sub: String,
+    /// Its gfx target.
+    gfx: GfxTarget,
+    /// How the target was found, when not from KFD.
+    src: &'static str,
+    /// The ROCm release the target asks for.
+    release: &'a RocmRelease,
+    /// Every release that fully supports the target.
+    natively: Vec<String>,
+}
+
+impl<'a> GfxCase<'a> {
+    /// Gathers what the verdicts for `g` on `release` name.
+    fn new(cx: &Context, g: &Gpu, label: String, release: &'a RocmRelease, gfx: GfxTarget) -> Self {
+        let src = if g.gfx_source.as_deref() == Some("pci-id") {
+            " (from its PCI id; KFD is not available)"
+        } else {
+            ""
+        };
+        let natively: Vec<String> = cx
+            .matrices
+            .rocm
+            .releases
+            .iter()
+            .filter(|x| {
+                x.gfx_status(gfx)
+                    .is_some_and(|s| s.status == SupportStatus::Supported)
+            })
+            .map(|x| x.version.to_string())
+            .collect();
+        GfxCase {
+            label,
+            sub: g.pci_address.clone(),
+            gfx,
+            src,
+            release,
+            natively,
+        }
+    }
+
+    /// A gfx-supported finding about this GPU.
+    fn finding(&self, status: Status, summary: String) -> Finding {
+        Finding::new(GFX_ID, AREA, status, summary).subject(self.sub.clone())
+    }
+
+    /// The releases that support the target natively, as a clause to append ("" when none).
+    fn later(&self) -> String {
+        if self.natively.is_empty() {
+            String::new()
+        } else {
+            format!(
+                "; releases that support {} natively: {}",
+                self.gfx,
+                versions_text(&self.natively)
+            )
+        }
+    }
+}
+
+/// The verdict when the release builds the target itself; `None` when it lists it as unsupported.
+fn native_verdict(case: &GfxCase, s: &GfxSupport) -> Option<Finding> {
+    let GfxCase {
+        label, gfx, src, ..
+    } = case;
+    let version = &case.release.version;
+    let note = s
+        .note
+        .as_deref()
+        .map(|n| format!(" ({n})"))
+        .unwrap_or_default();
+    match s.status {
+        SupportStatus::Supported => Some(case.finding(
+            Status::Pass,
+            format!("{label}: {gfx}{src} is supported by ROCm {version}{note}"),
+        )),
+        SupportStatus::Deprecated => Some(
+            case.finding(
+                Status::Warn,
+                format!("{label}: {gfx}{src} is deprecated in ROCm {version}{note}"),
+            )
+            .detail("deprecated targets still get kernels but are removed in a later release")
+            .fix(format!(
+                "plan for a newer GPU; releases that fully support {gfx}: {}",
+                versions_text(&case.natively)
+            )),
+        ),
+        SupportStatus::Experimental => Some(
+            case.finding(
+                Status::Warn,
+                format!("{label}: {gfx}{src} is experimental in ROCm {version}{note}"),
+            )
+            .detail("experimental targets build, but AMD does not promise they work"),
+        ),
+        SupportStatus::Unsupported => None,
+    }
+}
+
+/// The verdict when the release's libraries ship kernels for a target it does not list as supported.
+fn built_not_supported_verdict(case: &GfxCase, built: &[BuiltTargets]) -> Finding {
+    let GfxCase {
+        label, gfx, src, ..
+    } = case;
+    let by: Vec<&str> = built.iter().map(|b| b.component.as_str()).collect();
+    case.finding(
+        Status::Warn,
+        format!(
+            "{label}: {gfx}{src} is not on ROCm {}'s supported list, but its libraries are built for it ({})",
+            case.release.version,
+            by.join(", ")
+        ),
+    )
+    .detail("the kernels exist, so PyTorch runs without an override, but AMD does not test this target on this release")
+    .fix(match case.natively.last() {
+        Some(v) => format!("for a supported combination use ROCm {v} (--target rocm-{v})"),
+        None => "expect community support only; report problems with the GPU and release named".into(),
+    })
+}
+
+/// The verdict when the release lacks the target and no override is known.
+fn no_override_verdict(case: &GfxCase) -> Finding {
+    let GfxCase {
+        label, gfx, src, ..
+    } = case;
+    case.finding(
+        Status::Fail,
+        format!(
+            "{label}: {gfx}{src} is not built by ROCm {} and no override is known",
+            case.release.version
+        ),
+    )
+    .detail(format!(
+        "PyTorch would fail with `HIP error: invalid device function`{}",
+        case.later()
+    ))
+    .fix(match case.natively.last() {
+        Some(v) => format!("use ROCm {v} (--target rocm-{v}), or a GPU the release supports"),
+        None => "use a GPU that ROCm supports, or a community build of ROCm for this target".into(),
+    })
+}
+
+/// The override's value, its confidence in words, and its reference note as a sentence to append.
+fn override_terms(a: &OverrideAdvice) -> (String, &'static str, String) {
     let note = a
         .note
         .as_deref()
         .map(|n| format!(" Reference: {n}"))
         .unwrap_or_default();
-    if matches!(how, GfxRun::OverrideCrashes(_)) {
-        return Finding::new(ID, AREA, Status::Fail, format!("{label}: {gfx} is not built by ROCm {}, and overriding it to {} crashes (different ISA)", r.version, a.target))
-            .subject(sub)
-            .detail(format!("do not set HSA_OVERRIDE_GFX_VERSION={value} for this GPU ({conf}).{note}{later}"))
-            .fix("use a GPU that ROCm supports, or a community ROCm build that includes this target");
+    (
+        a.target.override_value(),
+        confidence_text(a.confidence),
+        note,
+    )
+}
+
+/// The verdict when the target's known override crashes (a different ISA).
+fn override_crashes_verdict(case: &GfxCase, a: &OverrideAdvice) -> Finding {
+    let GfxCase { label, gfx, .. } = case;
+    let (value, conf, note) = override_terms(a);
+    let later = case.later();
+    case.finding(Status::Fail, format!("{label}: {gfx} is not built by ROCm {}, and overriding it to {} crashes (different ISA)", case.release.version, a.target))
+        .detail(format!("do not set HSA_OVERRIDE_GFX_VERSION={value} for this GPU ({conf}).{note}{later}"))
+        .fix("use a GPU that ROCm supports, or a community ROCm build that includes this target")
+}
+
+/// The verdict when the release builds neither the target nor its override target.
+fn override_not_built_verdict(
+    cx: &Context,
+    g: &Gpu,
+    case: &GfxCase,
+    a: &OverrideAdvice,
+) -> Finding {
+    let GfxCase { label, gfx, .. } = case;
+    let version = &case.release.version;
+    let mut f = case.finding(
+        Status::Fail,
+        format!(
+            "{label}: {gfx} is not built by ROCm {version}, nor is its override target {}",
+            a.target
+        ),
+    );
+    let later = case.later();
+    if !later.is_empty() {
+        f = f.detail(later.trim_start_matches("; ").to_string());
     }
-    if matches!(how, GfxRun::OverrideNotBuilt(_)) {
-        let mut f = Finding::new(
-            ID,
-            AREA,
-            Status::Fail,
-            format!(
-                "{label}: {gfx} is not built by ROCm {}, nor is its override target {}",
-                r.version, a.target
-            ),
-        )
-        .subject(sub);
-        if !later.is_empty() {
-            f = f.detail(later.trim_start_matches("; ").to_string());
-        }
-        if let Some(keep) = discrete_indices(cx, g) {
-            f = f.fix(format!("this integrated GPU cannot run ROCm {}: hide it with export HIP_VISIBLE_DEVICES={keep}", r.version));
-        }
-        return f;
+    if let Some(keep) = discrete_indices(cx, g) {
+        f = f.fix(format!("this integrated GPU cannot run ROCm {version}: hide it with export HIP_VISIBLE_DEVICES={keep}"));
     }
+    f
+}
+
+/// The verdict when the target runs through a known override: set right, set wrong, or not set.
+fn override_env_verdict(cx: &Context, index: usize, case: &GfxCase, a: &OverrideAdvice) -> Finding {
+    let GfxCase { label, gfx, .. } = case;
+    let r = case.release;
+    let (value, conf, note) = override_terms(a);
+    let later = case.later();
     let per_device_ok = r.version >= crate::version::Version::new(6, 2, 0);
-    match set {
-        Some((var, v)) if GfxTarget::from_override(&v).ok() == Some(a.target) => Finding::new(ID, AREA, Status::Warn, format!("{label}: {gfx} runs as {} through {var}={v} (not officially supported)", a.target))
-            .subject(sub)
+    match override_for(cx, index) {
+        Some((var, v)) if GfxTarget::from_override(&v).ok() == Some(a.target) => case.finding(Status::Warn, format!("{label}: {gfx} runs as {} through {var}={v} (not officially supported)", a.target))
             .detail(format!("the override is the known one for {gfx} ({conf}).{note}{later}")),
-        Some((var, v)) => Finding::new(ID, AREA, Status::Fail, format!("{label}: {gfx} is not built by ROCm {}, and {var}={v} is not its override ({value})", r.version))
-            .subject(sub)
+        Some((var, v)) => case.finding(Status::Fail, format!("{label}: {gfx} is not built by ROCm {}, and {var}={v} is not its override ({value})", r.version))
             .detail(format!("{gfx} runs kernels built for {} ({conf}).{note}", a.target))
             .fix(format!("export {var}={value}")),
         None => {
             let var = if per_device_ok && amd_count(cx) > 1 { format!("HSA_OVERRIDE_GFX_VERSION_{index}") } else { "HSA_OVERRIDE_GFX_VERSION".to_string() };
-            Finding::new(ID, AREA, Status::Fail, format!("{label}: {gfx} is not built by ROCm {}; it needs {var}={value}", r.version))
-                .subject(sub)
+            case.finding(Status::Fail, format!("{label}: {gfx} is not built by ROCm {}; it needs {var}={value}", r.version))
                 .detail(format!("without it PyTorch fails with `HIP error: invalid device function`; with it the GPU runs {} kernels ({conf}).{note}{later}", a.target))
                 .fix(format!("export {var}={value}"))
         }

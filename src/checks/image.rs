@@ -193,11 +193,14 @@ fn base_arch(a: &str) -> &str {
     a.split(':').next().unwrap_or(a)
 }
 
+/// The id of the torch arch check.
+const TORCH_ARCH_ID: &str = "image.torch-arch";
+
+/// Whether the image's torch has kernels for every GPU the image must run on.
 fn torch_arch(f: &ImageFacts, t: &ImageTarget, m: &Matrices) -> Finding {
-    const ID: &str = "image.torch-arch";
     if !f.python {
         return Finding::new(
-            ID,
+            TORCH_ARCH_ID,
             AREA,
             Status::Fail,
             "no python3 in the image, so no torch",
@@ -207,125 +210,199 @@ fn torch_arch(f: &ImageFacts, t: &ImageTarget, m: &Matrices) -> Finding {
     let Some(torch) = &f.torch else {
         let why = f.torch_error.clone().unwrap_or_else(|| "no answer".into());
         return Finding::new(
-            ID,
+            TORCH_ARCH_ID,
             AREA,
             Status::Fail,
             format!("torch does not import in the image: {why}"),
         )
         .fix("build from a PyTorch image (rocm, ngc or cpu stack), or add torch with pip");
     };
-    let kind = torch.kind();
-    let list = torch.arch_flags.clone().unwrap_or_default();
-    let shown = if list.is_empty() {
-        "none".to_string()
-    } else {
-        list.join(" ")
-    };
+    let build = TorchBuild::new(torch);
+    let TorchBuild { kind, shown, .. } = &build;
     if t.gfx.is_empty() && t.cuda_arch.is_empty() {
         return match t.stack {
-            Stack::Cpu => Finding::new(ID, AREA, Status::Pass, format!("torch {} is a {kind} build; the cpu stack targets no GPU", torch.version)),
-            s => Finding::new(ID, AREA, Status::Skip, format!("torch {} ({kind}) is built for: {shown}; stack {s} lists no gfx or cuda_arch to compare", torch.version))
+            Stack::Cpu => Finding::new(TORCH_ARCH_ID, AREA, Status::Pass, format!("torch {} is a {kind} build; the cpu stack targets no GPU", torch.version)),
+            s => Finding::new(TORCH_ARCH_ID, AREA, Status::Skip, format!("torch {} ({kind}) is built for: {shown}; stack {s} lists no gfx or cuda_arch to compare", torch.version))
                 .fix("list the GPUs the image must run on (gfx: [gfx942] or cuda_arch: [sm_90]) in rocmenv.yaml"),
         };
     }
-    let mut failures = Vec::new();
-    let mut warnings = Vec::new();
-    let mut fixes = Vec::new();
-    let mut ok = Vec::new();
+    let mut tally = ArchTally::default();
     if !t.gfx.is_empty() {
-        let names: Vec<String> = t.gfx.iter().map(|g| g.to_string()).collect();
-        if torch.hip.is_none() {
-            failures.push(format!(
-                "torch {} is a {kind} build: it has no ROCm kernels for {}",
-                torch.version,
-                names.join(", ")
-            ));
-            fixes.push(format!("use a ROCm build of torch: stack: rocm (a rocm/pytorch image), or pip install torch from https://download.pytorch.org/whl/rocm{}", t.stack_rocm.or(t.host_rocm).map_or("X.Y".into(), |r| r.version.short())));
-        } else if list.is_empty() {
-            warnings.push(format!(
-                "torch {} ({kind}) does not report the gfx targets it was built for",
-                torch.version
-            ));
-        } else {
-            let release = f
-                .rocm_version()
-                .and_then(|v| m.rocm_release(v))
-                .or(t.stack_rocm)
-                .or(t.host_rocm);
-            for g in &t.gfx {
-                // A GPU the release runs through HSA_OVERRIDE_GFX_VERSION executes the override target's kernels.
-                let runs_as = release
-                    .and_then(|r| m.gfx_on_release(r, *g).override_target())
-                    .unwrap_or(*g);
-                let name = runs_as.to_string();
-                if list.iter().any(|a| base_arch(a) == name) {
-                    ok.push(if runs_as == *g {
-                        name
-                    } else {
-                        format!("{g} (as {runs_as})")
-                    });
-                } else {
-                    failures.push(format!(
-                        "torch {} ({kind}) has no kernels for {g}{}; it is built for {shown}",
-                        torch.version,
-                        if runs_as == *g {
-                            String::new()
-                        } else {
-                            format!(" (runs as {runs_as})")
-                        }
-                    ));
-                    fixes.push(format!("pick an image whose torch is built for {runs_as} (`rocmenv matrix gfx {g}`), or build torch with PYTORCH_ROCM_ARCH={runs_as}"));
-                }
-            }
-        }
+        tally_gfx(f, t, m, &build, &mut tally);
     }
     if !t.cuda_arch.is_empty() {
-        let names: Vec<String> = t
-            .cuda_arch
-            .iter()
-            .map(|c| format!("sm_{}", c.replace('.', "")))
-            .collect();
-        if torch.cuda.is_none() {
-            failures.push(format!(
-                "torch {} is a {kind} build: it has no CUDA kernels for {}",
-                torch.version,
-                names.join(", ")
-            ));
-            let index = t.host_cuda.map_or("cuXYZ".into(), |c| {
-                format!("cu{}{}", c.version.major(), c.version.minor())
-            });
-            fixes.push(format!("use a CUDA build of torch: stack: ngc (an NGC PyTorch image), or pip install torch from https://download.pytorch.org/whl/{index}"));
-        } else if list.is_empty() {
-            warnings.push(format!(
-                "torch {} ({kind}) does not report the compute capabilities it was built for",
-                torch.version
-            ));
+        tally_cuda(t, &build, &mut tally);
+    }
+    arch_verdict(&build, tally)
+}
+
+/// The image's torch build as the arch check describes it.
+struct TorchBuild<'a> {
+    /// What the probe read.
+    torch: &'a TorchFacts,
+    /// `ROCm (HIP 6.2)`, `CUDA 12.4` or `CPU-only`.
+    kind: String,
+    /// The compiled arch list (empty when torch reports none).
+    list: Vec<String>,
+    /// The list as the report shows it.
+    shown: String,
+}
+
+impl<'a> TorchBuild<'a> {
+    /// Describes `torch`.
+    fn new(torch: &'a TorchFacts) -> Self {
+        let list = torch.arch_flags.clone().unwrap_or_default();
+        let shown = if list.is_empty() {
+            "none".to_string()
         } else {
-            for (cc, sm) in t.cuda_arch.iter().zip(&names) {
-                match cuda_fit(cc, &list) {
-                    CudaFit::Cubin(a) => ok.push(if &a == sm { a } else { format!("{sm} (as {a})") }),
-                    CudaFit::Ptx(a) => warnings.push(format!("torch {} ({kind}) has no {sm} kernels; the driver JIT-compiles {a} PTX at first use (slow start)", torch.version)),
-                    CudaFit::None => {
-                        failures.push(format!("torch {} ({kind}) has no kernels for {sm}; it is built for {shown}", torch.version));
-                        fixes.push(format!("use a torch built for {sm} (TORCH_CUDA_ARCH_LIST={cc}), e.g. a newer NGC release"));
-                    }
+            list.join(" ")
+        };
+        TorchBuild {
+            torch,
+            kind: torch.kind(),
+            list,
+            shown,
+        }
+    }
+}
+
+/// What the arch check found, GPU by GPU.
+#[derive(Default)]
+struct ArchTally {
+    /// GPUs torch has no kernels for.
+    failures: Vec<String>,
+    /// GPUs it covers only doubtfully.
+    warnings: Vec<String>,
+    /// What to do about the failures.
+    fixes: Vec<String>,
+    /// GPUs it has kernels for.
+    ok: Vec<String>,
+}
+
+/// Checks torch's kernels against the AMD targets, counting the override target a GPU runs as.
+fn tally_gfx(
+    f: &ImageFacts,
+    t: &ImageTarget,
+    m: &Matrices,
+    build: &TorchBuild,
+    tally: &mut ArchTally,
+) {
+    let TorchBuild {
+        torch,
+        kind,
+        list,
+        shown,
+    } = build;
+    let names: Vec<String> = t.gfx.iter().map(|g| g.to_string()).collect();
+    if torch.hip.is_none() {
+        tally.failures.push(format!(
+            "torch {} is a {kind} build: it has no ROCm kernels for {}",
+            torch.version,
+            names.join(", ")
+        ));
+        tally.fixes.push(format!("use a ROCm build of torch: stack: rocm (a rocm/pytorch image), or pip install torch from https://download.pytorch.org/whl/rocm{}", t.stack_rocm.or(t.host_rocm).map_or("X.Y".into(), |r| r.version.short())));
+        return;
+    }
+    if list.is_empty() {
+        tally.warnings.push(format!(
+            "torch {} ({kind}) does not report the gfx targets it was built for",
+            torch.version
+        ));
+        return;
+    }
+    let release = f
+        .rocm_version()
+        .and_then(|v| m.rocm_release(v))
+        .or(t.stack_rocm)
+        .or(t.host_rocm);
+    for g in &t.gfx {
+        // A GPU the release runs through HSA_OVERRIDE_GFX_VERSION executes the override target's kernels.
+        let runs_as = release
+            .and_then(|r| m.gfx_on_release(r, *g).override_target())
+            .unwrap_or(*g);
+        let name = runs_as.to_string();
+        if list.iter().any(|a| base_arch(a) == name) {
+            tally.ok.push(if runs_as == *g {
+                name
+            } else {
+                format!("{g} (as {runs_as})")
+            });
+        } else {
+            tally.failures.push(format!(
+                "torch {} ({kind}) has no kernels for {g}{}; it is built for {shown}",
+                torch.version,
+                if runs_as == *g {
+                    String::new()
+                } else {
+                    format!(" (runs as {runs_as})")
                 }
+            ));
+            tally.fixes.push(format!("pick an image whose torch is built for {runs_as} (`rocmenv matrix gfx {g}`), or build torch with PYTORCH_ROCM_ARCH={runs_as}"));
+        }
+    }
+}
+
+/// Checks torch's kernels against the NVIDIA compute capabilities: a cubin, PTX only, or nothing.
+fn tally_cuda(t: &ImageTarget, build: &TorchBuild, tally: &mut ArchTally) {
+    let TorchBuild {
+        torch,
+        kind,
+        list,
+        shown,
+    } = build;
+    let names: Vec<String> = t
+        .cuda_arch
+        .iter()
+        .map(|c| format!("sm_{}", c.replace('.', "")))
+        .collect();
+    if torch.cuda.is_none() {
+        tally.failures.push(format!(
+            "torch {} is a {kind} build: it has no CUDA kernels for {}",
+            torch.version,
+            names.join(", ")
+        ));
+        let index = t.host_cuda.map_or("cuXYZ".into(), |c| {
+            format!("cu{}{}", c.version.major(), c.version.minor())
+        });
+        tally.fixes.push(format!("use a CUDA build of torch: stack: ngc (an NGC PyTorch image), or pip install torch from https://download.pytorch.org/whl/{index}"));
+        return;
+    }
+    if list.is_empty() {
+        tally.warnings.push(format!(
+            "torch {} ({kind}) does not report the compute capabilities it was built for",
+            torch.version
+        ));
+        return;
+    }
+    for (cc, sm) in t.cuda_arch.iter().zip(&names) {
+        match cuda_fit(cc, list) {
+            CudaFit::Cubin(a) => tally.ok.push(if &a == sm { a } else { format!("{sm} (as {a})") }),
+            CudaFit::Ptx(a) => tally.warnings.push(format!("torch {} ({kind}) has no {sm} kernels; the driver JIT-compiles {a} PTX at first use (slow start)", torch.version)),
+            CudaFit::None => {
+                tally.failures.push(format!("torch {} ({kind}) has no kernels for {sm}; it is built for {shown}", torch.version));
+                tally.fixes.push(format!("use a torch built for {sm} (TORCH_CUDA_ARCH_LIST={cc}), e.g. a newer NGC release"));
             }
         }
     }
-    if !failures.is_empty() {
-        Finding::new(ID, AREA, Status::Fail, failures.join("; ")).fix(fixes.join("; "))
-    } else if !warnings.is_empty() {
-        Finding::new(ID, AREA, Status::Warn, warnings.join("; "))
+}
+
+/// The finding from the tally: any failure fails, else any warning warns, else it passes naming what is covered.
+fn arch_verdict(build: &TorchBuild, tally: ArchTally) -> Finding {
+    if !tally.failures.is_empty() {
+        Finding::new(TORCH_ARCH_ID, AREA, Status::Fail, tally.failures.join("; "))
+            .fix(tally.fixes.join("; "))
+    } else if !tally.warnings.is_empty() {
+        Finding::new(TORCH_ARCH_ID, AREA, Status::Warn, tally.warnings.join("; "))
     } else {
         Finding::new(
-            ID,
+            TORCH_ARCH_ID,
             AREA,
             Status::Pass,
             format!(
-                "torch {} ({kind}) has kernels for {}",
-                torch.version,
-                ok.join(", ")
+                "torch {} ({}) has kernels for {}",
+                build.torch.version,
+                build.kind,
+                tally.ok.join(", ")
             ),
         )
     }

@@ -46,7 +46,42 @@ fn list(v: &[String]) -> String {
 /// The file's text. Every value written loads back with [`super::Config::parse`].
 pub fn render(i: &ExampleInput) -> String {
     let mut s = String::new();
-    let stack = stack_name(i.stack);
+    write_host(&mut s, i);
+    s.push_str(
+        "
+# The smoke suite runs on a machine with a GPU; on one without, validate skips it and says so.
+smoke:
+  level: quick      # quick | standard | full
+  timeout: 1800     # seconds
+
+# The images to validate, in order: each takes the choices `rocmenv build --stack` takes as flags.
+stacks:
+",
+    );
+    write_stack(&mut s, i);
+    s.push_str(
+        "    # base: debian:bookworm-slim   # start from this image instead (a mirror; validate --base overrides it)
+    # pip: [\"numpy==1.26.4\"]     # extra pip packages, checked like `build --pip`
+    # apt: [python3-scipy]       # extra Debian/Ubuntu packages, checked like `build --apt`
+
+# Benchmarks on a machine with a GPU, compared with a baselines file.
+# benchmarks:
+#   - model: resnet50          # resnet50 | vit_b_16 | gemm | bandwidth | onnx | sd15_unet
+#     batch: 64
+#     precision: fp16          # fp32 | fp16 | bf16 | amp | int8
+#     baseline: baselines.yaml # from `rocmenv bench --save-baseline baselines.yaml`, relative to this file
+#     threshold: 10            # percent below the baseline that counts as a regression
+#     fail_on_regression: true
+
+# Check ids whose failure only warns (ids as `rocmenv doctor --json` and the reports print them).
+allow_warn: []
+",
+    );
+    s
+}
+
+/// Writes the header and the `host:` section: the target doctor picked and the NVIDIA driver, when known.
+fn write_host(s: &mut String, i: &ExampleInput) {
     let _ = write!(
         s,
         "# rocmenv.yaml: what `rocmenv validate` checks before an image reaches the GPU hosts.
@@ -74,17 +109,11 @@ host:
             "  # nvidia_driver: \"550.54.15\"   # the hosts' NVIDIA driver, when they have one\n",
         ),
     }
-    s.push_str(
-        "
-# The smoke suite runs on a machine with a GPU; on one without, validate skips it and says so.
-smoke:
-  level: quick      # quick | standard | full
-  timeout: 1800     # seconds
+}
 
-# The images to validate, in order: each takes the choices `rocmenv build --stack` takes as flags.
-stacks:
-",
-    );
+/// Writes the one stack entry: its name and kind, and the choices that kind takes, filled in from the host.
+fn write_stack(s: &mut String, i: &ExampleInput) {
+    let stack = stack_name(i.stack);
     let _ = writeln!(s, "  - name: {stack}");
     let _ = writeln!(s, "    stack: {stack}      # rocm | ngc | cpu");
     match i.stack {
@@ -126,25 +155,6 @@ stacks:
             s.push_str("    # gfx: [gfx942]       # claim a GPU target: validate then checks the torch wheel's arch list\n");
         }
     }
-    s.push_str(
-        "    # base: debian:bookworm-slim   # start from this image instead (a mirror; validate --base overrides it)
-    # pip: [\"numpy==1.26.4\"]     # extra pip packages, checked like `build --pip`
-    # apt: [python3-scipy]       # extra Debian/Ubuntu packages, checked like `build --apt`
-
-# Benchmarks on a machine with a GPU, compared with a baselines file.
-# benchmarks:
-#   - model: resnet50          # resnet50 | vit_b_16 | gemm | bandwidth | onnx | sd15_unet
-#     batch: 64
-#     precision: fp16          # fp32 | fp16 | bf16 | amp | int8
-#     baseline: baselines.yaml # from `rocmenv bench --save-baseline baselines.yaml`, relative to this file
-#     threshold: 10            # percent below the baseline that counts as a regression
-#     fail_on_regression: true
-
-# Check ids whose failure only warns (ids as `rocmenv doctor --json` and the reports print them).
-allow_warn: []
-",
-    );
-    s
 }
 
 #[cfg(test)]

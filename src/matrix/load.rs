@@ -555,8 +555,31 @@ fn validate_ngc_cuda(
     Ok(())
 }
 
+/// Validates gpus.yaml: its gfx targets, then each GPU against them, with PCI ids unique per vendor.
 fn validate_gpus(f: &GpusFile, src: &(String, String)) -> Result<(), MatrixError> {
     check_schema(f.schema_version, src)?;
+    let targets = validate_gfx_targets(f, src)?;
+    let mut ids = BTreeSet::new();
+    for g in &f.gpus {
+        check_provenance(
+            src,
+            item_line(&src.1, "name", &g.name),
+            &format!("GPU `{}`", g.name),
+            &g.provenance,
+            fields::GPU_MODEL,
+            false,
+        )?;
+        check_gpu_identity(g, &targets, src)?;
+        check_pci_ids(g, &mut ids, src)?;
+    }
+    Ok(())
+}
+
+/// The gfx targets gpus.yaml lists, each once and with its provenance.
+fn validate_gfx_targets(
+    f: &GpusFile,
+    src: &(String, String),
+) -> Result<BTreeSet<GfxTarget>, MatrixError> {
     let mut targets: BTreeSet<GfxTarget> = BTreeSet::new();
     for t in &f.gfx_targets {
         if !targets.insert(t.target) {
@@ -577,87 +600,94 @@ fn validate_gpus(f: &GpusFile, src: &(String, String)) -> Result<(), MatrixError
             false,
         )?;
     }
-    let mut ids = BTreeSet::new();
-    for g in &f.gpus {
-        check_provenance(
-            src,
-            item_line(&src.1, "name", &g.name),
-            &format!("GPU `{}`", g.name),
-            &g.provenance,
-            fields::GPU_MODEL,
-            false,
-        )?;
-        match g.vendor {
-            Vendor::Amd if g.gfx.is_none() => {
-                return Err(fail(
-                    src,
-                    "name",
-                    &g.name,
-                    0,
-                    format!("AMD GPU `{}` needs a gfx target", g.name),
-                ))
-            }
-            Vendor::Nvidia if g.compute_capability.as_deref().and_then(parse_cc).is_none() => {
-                return Err(fail(
-                    src,
-                    "name",
-                    &g.name,
-                    0,
-                    format!(
-                        "NVIDIA GPU `{}` needs a compute_capability like 9.0",
-                        g.name
-                    ),
-                ))
-            }
-            Vendor::Cpu => {
-                return Err(fail(
-                    src,
-                    "name",
-                    &g.name,
-                    0,
-                    format!(
-                        "GPU `{}` names vendor cpu: a GPU's vendor is amd or nvidia",
-                        g.name
-                    ),
-                ))
-            }
-            _ => {}
+    Ok(targets)
+}
+
+/// A GPU names what its vendor needs: an AMD GPU a listed gfx target, an NVIDIA GPU a compute capability.
+fn check_gpu_identity(
+    g: &GpuModel,
+    targets: &BTreeSet<GfxTarget>,
+    src: &(String, String),
+) -> Result<(), MatrixError> {
+    match g.vendor {
+        Vendor::Amd if g.gfx.is_none() => {
+            return Err(fail(
+                src,
+                "name",
+                &g.name,
+                0,
+                format!("AMD GPU `{}` needs a gfx target", g.name),
+            ))
         }
-        if let Some(t) = g.gfx {
-            if !targets.contains(&t) {
-                return Err(fail(
-                    src,
-                    "name",
-                    &g.name,
-                    0,
-                    format!("GPU `{}` uses {t}, which gfx_targets does not list", g.name),
-                ));
-            }
+        Vendor::Nvidia if g.compute_capability.as_deref().and_then(parse_cc).is_none() => {
+            return Err(fail(
+                src,
+                "name",
+                &g.name,
+                0,
+                format!(
+                    "NVIDIA GPU `{}` needs a compute_capability like 9.0",
+                    g.name
+                ),
+            ))
         }
-        for id in &g.pci_ids {
-            let ok = id.len() == 6
-                && id.starts_with("0x")
-                && id[2..]
-                    .bytes()
-                    .all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase());
-            if !ok {
-                return Err(fail(
-                    src,
-                    "name",
-                    &g.name,
-                    0,
-                    format!("GPU `{}`: PCI id `{id}` must look like 0x744c", g.name),
-                ));
-            }
-            if !ids.insert((g.vendor, id.clone())) {
-                return Err(fail(
-                    src,
-                    "name",
-                    &g.name,
-                    0,
-                    format!("PCI id {id} is listed twice"),
-                ));
-            }
+        Vendor::Cpu => {
+            return Err(fail(
+                src,
+                "name",
+                &g.name,
+                0,
+                format!(
+                    "GPU `{}` names vendor cpu: a GPU's vendor is amd or nvidia",
+                    g.name
+                ),
+            ))
+        }
+        _ => {}
+    }
+    if let Some(t) = g.gfx {
+        if !targets.contains(&t) {
+            return Err(fail(
+                src,
+                "name",
+                &g.name,
+                0,
+                format!("GPU `{}` uses {t}, which gfx_targets does not list", g.name),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// A GPU's PCI ids are lowercase `0x` and four hex digits, and none is listed before for the same vendor.
+fn check_pci_ids(
+    g: &GpuModel,
+    ids: &mut BTreeSet<(Vendor, String)>,
+    src: &(String, String),
+) -> Result<(), MatrixError> {
+    for id in &g.pci_ids {
+        let ok = id.len() == 6
+            && id.starts_with("0x")
+            && id[2..]
+                .bytes()
+                .all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase());
+        if !ok {
+            return Err(fail(
+                src,
+                "name",
+                &g.name,
+                0,
+                format!("GPU `{}`: PCI id `{id}` must look like 0x744c", g.name),
+            ));
+        }
+        if !ids.insert((g.vendor, id.clone())) {
+            return Err(fail(
+                src,
+                "name",
+                &g.name,
+                0,
+                format!("PCI id {id} is listed twice"),
+            ));
         }
     }
     Ok(())

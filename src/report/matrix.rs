@@ -84,6 +84,7 @@ fn rocm_releases(a: &RocmReleasesAnswer, origin: &str, out: &mut dyn Write) -> i
     Ok(())
 }
 
+/// Writes one ROCm release: stream, distros, gfx targets, drivers, images, notes and provenance.
 fn rocm(a: &RocmAnswer, origin: &str, out: &mut dyn Write) -> io::Result<()> {
     let r = a.release;
     writeln!(out, "ROCm {} ({origin} matrices)", r.version)?;
@@ -97,6 +98,19 @@ fn rocm(a: &RocmAnswer, origin: &str, out: &mut dyn Write) -> io::Result<()> {
             r.install_prefix()
         ),
     )?;
+    rocm_distros(r, out)?;
+    rocm_gfx(r, out)?;
+    row(out, "drivers", rocm_drivers(r))?;
+    row(out, "pytorch", list(&r.pytorch))?;
+    rocm_images(r, out)?;
+    for (i, n) in r.notes.iter().enumerate() {
+        row(out, if i == 0 { "notes" } else { "" }, n)?;
+    }
+    provenance(out, &r.provenance)
+}
+
+/// Writes the release's distros, one a line: version, point releases, kernels, and the GPUs it is limited to.
+fn rocm_distros(r: &RocmRelease, out: &mut dyn Write) -> io::Result<()> {
     writeln!(out, "  distros:")?;
     for d in &r.distros {
         let points = if d.point_releases.is_empty() {
@@ -126,6 +140,11 @@ fn rocm(a: &RocmAnswer, origin: &str, out: &mut dyn Write) -> io::Result<()> {
             kernels.join(", ")
         )?;
     }
+    Ok(())
+}
+
+/// Writes the release's gfx targets by support status, then the targets each component is built for.
+fn rocm_gfx(r: &RocmRelease, out: &mut dyn Write) -> io::Result<()> {
     for s in [
         SupportStatus::Supported,
         SupportStatus::Deprecated,
@@ -157,6 +176,11 @@ fn rocm(a: &RocmAnswer, origin: &str, out: &mut dyn Write) -> io::Result<()> {
             ),
         )?;
     }
+    Ok(())
+}
+
+/// The drivers row: the amdgpu series the release accepts, the one it ships, and its dkms module version.
+fn rocm_drivers(r: &RocmRelease) -> String {
     // Two-part series (`30.30`) accept any patch; Version prints them as `30.30.0`.
     let series: Vec<String> = r
         .kernel_drivers
@@ -176,8 +200,11 @@ fn rocm(a: &RocmAnswer, origin: &str, out: &mut dyn Write) -> io::Result<()> {
     if let Some(d) = &r.amdgpu_dkms {
         drivers.push_str(&format!("; /sys/module/amdgpu/version {d}"));
     }
-    row(out, "drivers", drivers)?;
-    row(out, "pytorch", list(&r.pytorch))?;
+    drivers
+}
+
+/// Writes the release's rocm/pytorch images, one a row, marking unconfirmed ones.
+fn rocm_images(r: &RocmRelease, out: &mut dyn Write) -> io::Result<()> {
     if r.images.is_empty() {
         row(out, "images", "-")?;
     }
@@ -193,10 +220,7 @@ fn rocm(a: &RocmAnswer, origin: &str, out: &mut dyn Write) -> io::Result<()> {
             format!("rocm/pytorch:{}{mark}", img.tag),
         )?;
     }
-    for (i, n) in r.notes.iter().enumerate() {
-        row(out, if i == 0 { "notes" } else { "" }, n)?;
-    }
-    provenance(out, &r.provenance)
+    Ok(())
 }
 
 fn gfx(a: &GfxAnswer, origin: &str, out: &mut dyn Write) -> io::Result<()> {
