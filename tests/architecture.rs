@@ -1,5 +1,6 @@
 //! Issue 9: the module graph points downhill. Reads `crate::<module>` paths in src/ (test code left out) and checks
 //! there is no import circle between top-level modules, and that the low layers import only what is below them.
+//! Issue 23: it also parses every file in src/ with syn to hold each function to 100 lines.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -389,4 +390,65 @@ fn no_import_circle_between_files_of_a_module() {
             }
         }
     }
+}
+
+/// Every function in one parsed file, as (line of its signature, name, lines from signature to closing brace).
+#[derive(Default)]
+struct FnLengths(Vec<(usize, String, usize)>);
+
+impl FnLengths {
+    /// Records one function whose signature is `sig` and whose body is `block`.
+    fn record(&mut self, sig: &syn::Signature, block: &syn::Block) {
+        let first = sig.fn_token.span.start().line;
+        let last = block.brace_token.span.close().end().line;
+        self.0
+            .push((first, sig.ident.to_string(), last - first + 1));
+    }
+}
+
+impl<'ast> syn::visit::Visit<'ast> for FnLengths {
+    fn visit_item_fn(&mut self, f: &'ast syn::ItemFn) {
+        self.record(&f.sig, &f.block);
+        syn::visit::visit_item_fn(self, f);
+    }
+
+    fn visit_impl_item_fn(&mut self, f: &'ast syn::ImplItemFn) {
+        self.record(&f.sig, &f.block);
+        syn::visit::visit_impl_item_fn(self, f);
+    }
+
+    fn visit_trait_item_fn(&mut self, f: &'ast syn::TraitItemFn) {
+        if let Some(block) = &f.default {
+            self.record(&f.sig, block);
+        }
+        syn::visit::visit_trait_item_fn(self, f);
+    }
+}
+
+/// Issue 23: no function in src/ (tests included) is over 100 lines; a longer one is several steps that want names.
+#[test]
+fn no_function_in_src_is_over_100_lines() {
+    use syn::visit::Visit;
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = Vec::new();
+    rust_files(&root.join("src"), &mut files);
+    files.sort();
+    let mut long = Vec::new();
+    for f in &files {
+        let text = std::fs::read_to_string(f).unwrap();
+        let file = syn::parse_file(&text).unwrap_or_else(|e| panic!("{}: {e}", f.display()));
+        let mut lengths = FnLengths::default();
+        lengths.visit_file(&file);
+        let path = f.strip_prefix(root).unwrap().display().to_string();
+        for (line, name, n) in lengths.0 {
+            if n > 100 {
+                long.push(format!("{path}:{line} {name} ({n} lines)"));
+            }
+        }
+    }
+    assert!(
+        long.is_empty(),
+        "functions over 100 lines:\n{}",
+        long.join("\n")
+    );
 }

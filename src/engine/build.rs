@@ -93,20 +93,7 @@ pub fn build_context(
     // Known before the work starts, for the message when a signal cancels it.
     let current_tag = RefCell::new(content_tag(ctx, stack, &[]));
     let work = async {
-        for base in base_images(&ctx.dockerfile()) {
-            if flags.pull {
-                pull_image(engine, &base, on_event).await?;
-            } else {
-                ensure_image(engine, &base, on_event).await?;
-            }
-            let id = d
-                .inspect_image(&base)
-                .await
-                .map_err(|e| Error::Engine(format!("cannot inspect {base}: {}", describe(&e))))?
-                .id
-                .unwrap_or_default();
-            outcome.base_image_ids.push(id);
-        }
+        outcome.base_image_ids = present_base_ids(engine, ctx, flags, on_event).await?;
         let tag = content_tag(ctx, stack, &outcome.base_image_ids);
         *current_tag.borrow_mut() = tag.clone();
         outcome.tag = tag.clone();
@@ -121,33 +108,10 @@ pub fn build_context(
             outcome.image_id = img.id;
         } else {
             let said = run_build(engine, ctx, stack, &tag, flags, on_event, &running).await?;
-            // The classic builder prints a short id; the store has the full one.
-            outcome.image_id = match d.inspect_image(&tag).await {
-                Ok(i) => i.id.or(said),
-                Err(_) if said.is_some() => said,
-                // The stream ended without an image and the store has none: the daemon went away or cut the build.
-                Err(e) => {
-                    return Err(Error::Engine(format!(
-                        "the build ended without an image: {}",
-                        describe(&e)
-                    )))
-                }
-            };
+            outcome.image_id = stored_image_id(engine, &tag, said).await?;
         }
-        for t in tags {
-            let target = ImageRef::parse(t).map_err(|why| Error::Reference {
-                reference: t.clone(),
-                why,
-            })?;
-            let opts = TagImageOptionsBuilder::new()
-                .repo(&target.repository())
-                .tag(target.tag.as_deref().unwrap_or("latest"))
-                .build();
-            d.tag_image(&tag, Some(opts))
-                .await
-                .map_err(|e| Error::Engine(format!("cannot tag {tag} as {t}: {}", describe(&e))))?;
-            outcome.tags.push(t.clone());
-        }
+        add_tags(engine, &tag, tags).await?;
+        outcome.tags.extend(tags.iter().cloned());
         Ok::<(), Error>(())
     };
     engine.rt.block_on(async {
@@ -161,22 +125,8 @@ pub fn build_context(
             s = signals.recv() => s,
         };
         let tag = current_tag.borrow().clone();
-        let mut what = format!("the build of {tag} was cancelled");
         let step_container = running.borrow_mut().take();
-        if let Some(id) = step_container {
-            let opts = RemoveContainerOptionsBuilder::new().force(true).build();
-            match d.remove_container(&id, Some(opts)).await {
-                Ok(()) => what.push_str(&format!(" and its step container {id} removed")),
-                // Already gone: the daemon cleaned up first.
-                Err(bollard::errors::Error::DockerResponseServerError {
-                    status_code: 404, ..
-                }) => {}
-                Err(e) => what.push_str(&format!(
-                    "; its step container {id} may be left: docker rm -f {id} ({})",
-                    describe(&e)
-                )),
-            }
-        }
+        let what = cancel_build(engine, &tag, step_container).await;
         Err(Error::Interrupted { signal, what })
     })
     .map_err(|e| match e {
@@ -191,6 +141,90 @@ pub fn build_context(
     })?;
     outcome.seconds = start.elapsed().as_secs_f64();
     Ok(outcome)
+}
+
+/// Makes each base image of the context present (pulled when `flags.pull`) and returns their ids, in order.
+async fn present_base_ids(
+    engine: &Engine,
+    ctx: &BuildContext,
+    flags: BuildFlags,
+    on_event: &mut dyn FnMut(BuildEvent),
+) -> Result<Vec<String>, Error> {
+    let d = &engine.docker;
+    let mut ids = Vec::new();
+    for base in base_images(&ctx.dockerfile()) {
+        if flags.pull {
+            pull_image(engine, &base, on_event).await?;
+        } else {
+            ensure_image(engine, &base, on_event).await?;
+        }
+        let id = d
+            .inspect_image(&base)
+            .await
+            .map_err(|e| Error::Engine(format!("cannot inspect {base}: {}", describe(&e))))?
+            .id
+            .unwrap_or_default();
+        ids.push(id);
+    }
+    Ok(ids)
+}
+
+/// The built image's full id from the store, else the (short) id the build stream `said`.
+async fn stored_image_id(
+    engine: &Engine,
+    tag: &str,
+    said: Option<String>,
+) -> Result<Option<String>, Error> {
+    // The classic builder prints a short id; the store has the full one.
+    match engine.docker.inspect_image(tag).await {
+        Ok(i) => Ok(i.id.or(said)),
+        Err(_) if said.is_some() => Ok(said),
+        // The stream ended without an image and the store has none: the daemon went away or cut the build.
+        Err(e) => Err(Error::Engine(format!(
+            "the build ended without an image: {}",
+            describe(&e)
+        ))),
+    }
+}
+
+/// Tags the built image `tag` with each of `tags` as well.
+async fn add_tags(engine: &Engine, tag: &str, tags: &[String]) -> Result<(), Error> {
+    for t in tags {
+        let target = ImageRef::parse(t).map_err(|why| Error::Reference {
+            reference: t.clone(),
+            why,
+        })?;
+        let opts = TagImageOptionsBuilder::new()
+            .repo(&target.repository())
+            .tag(target.tag.as_deref().unwrap_or("latest"))
+            .build();
+        engine
+            .docker
+            .tag_image(tag, Some(opts))
+            .await
+            .map_err(|e| Error::Engine(format!("cannot tag {tag} as {t}: {}", describe(&e))))?;
+    }
+    Ok(())
+}
+
+/// Removes the cancelled build's step container, if one was running, and says what the cancel left behind.
+async fn cancel_build(engine: &Engine, tag: &str, step_container: Option<String>) -> String {
+    let mut what = format!("the build of {tag} was cancelled");
+    if let Some(id) = step_container {
+        let opts = RemoveContainerOptionsBuilder::new().force(true).build();
+        match engine.docker.remove_container(&id, Some(opts)).await {
+            Ok(()) => what.push_str(&format!(" and its step container {id} removed")),
+            // Already gone: the daemon cleaned up first.
+            Err(bollard::errors::Error::DockerResponseServerError {
+                status_code: 404, ..
+            }) => {}
+            Err(e) => what.push_str(&format!(
+                "; its step container {id} may be left: docker rm -f {id} ({})",
+                describe(&e)
+            )),
+        }
+    }
+    what
 }
 
 /// Drops terminal escapes (the classic builder colours a step's stderr red).

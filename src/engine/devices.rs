@@ -112,87 +112,8 @@ pub fn device_map(
     };
     match vendor {
         Vendor::Cpu => {}
-        Vendor::Amd => {
-            let gpus = amd_selection(facts, gpu)?;
-            if gpus.is_empty() {
-                return Err(if facts.wsl {
-                    "this WSL2 host has no AMD GPU on a PCI bus Linux can see: WSL2 reaches the GPU only through /dev/dxg, which rocmenv does not map (use --vendor cpu, or run on a Linux ROCm host)".into()
-                } else {
-                    "this host has no AMD GPU (use --vendor cpu, or run on a ROCm host)".into()
-                });
-            }
-            let kfd = facts.device_nodes.kfd.as_ref();
-            m.devices
-                .push(kfd.map_or("/dev/kfd".into(), |k| k.path.clone()));
-            for g in &gpus {
-                let node = g.render_node.clone().ok_or_else(|| {
-                    format!("{} has no render node (is amdgpu loaded?)", g.pci_address)
-                })?;
-                m.devices.push(node);
-                m.gpus.push(g.label());
-            }
-            m.group_add = video_render_gids(etc_group);
-            // Nodes owned by another group (some distributions) still need that group.
-            let owners = facts
-                .device_nodes
-                .render
-                .iter()
-                .chain(kfd)
-                .filter(|n| m.devices.contains(&n.path))
-                .filter_map(|n| n.gid)
-                .collect::<Vec<_>>();
-            for gid in owners {
-                if !m.group_add.contains(&gid) {
-                    m.group_add.push(gid);
-                }
-            }
-            m.security_opt.push("seccomp=unconfined".into());
-            m.ipc_host = true;
-        }
-        Vendor::Nvidia => {
-            let count = facts.nvidia_gpus().count();
-            if count == 0 {
-                return Err(
-                    "this host has no NVIDIA GPU (use --vendor cpu, or run on a CUDA host)".into(),
-                );
-            }
-            if let Some(n) = gpu.filter(|n| *n >= count) {
-                return Err(no_such_gpu(
-                    n,
-                    "NVIDIA",
-                    &facts.nvidia_gpus().collect::<Vec<_>>(),
-                ));
-            }
-            let nvidia_cdi = facts
-                .container
-                .cdi_specs
-                .iter()
-                .any(|s| s.kind.as_deref() == Some("nvidia.com/gpu"));
-            m.gpus = facts
-                .nvidia_gpus()
-                .filter(|g| gpu.is_none_or(|n| g.index == n))
-                .map(|g| g.label())
-                .collect();
-            m.gpu_request = Some(if daemon_cdi && nvidia_cdi {
-                GpuRequest {
-                    driver: "cdi".into(),
-                    count: None,
-                    device_ids: vec![format!(
-                        "nvidia.com/gpu={}",
-                        gpu.map_or("all".into(), |n| n.to_string())
-                    )],
-                    capabilities: Vec::new(),
-                }
-            } else {
-                GpuRequest {
-                    driver: "nvidia".into(),
-                    count: gpu.is_none().then_some(-1),
-                    device_ids: gpu.map(|n| vec![n.to_string()]).unwrap_or_default(),
-                    capabilities: vec![vec!["gpu".into()]],
-                }
-            });
-            m.ipc_host = true;
-        }
+        Vendor::Amd => map_amd(&mut m, facts, gpu, etc_group)?,
+        Vendor::Nvidia => map_nvidia(&mut m, facts, gpu, daemon_cdi)?,
     }
     if security == Security::Strict {
         // Docker's default profile plus the NUMA calls, and /dev/shm sized instead of the host's IPC namespace.
@@ -200,6 +121,102 @@ pub fn device_map(
         m.ipc_host = false;
     }
     Ok(m)
+}
+
+/// Maps the AMD GPUs `gpu` selects: /dev/kfd and each render node, the groups that own them, IPC and seccomp.
+fn map_amd(
+    m: &mut DeviceMap,
+    facts: &HostFacts,
+    gpu: Option<usize>,
+    etc_group: &str,
+) -> Result<(), String> {
+    let gpus = amd_selection(facts, gpu)?;
+    if gpus.is_empty() {
+        return Err(if facts.wsl {
+            "this WSL2 host has no AMD GPU on a PCI bus Linux can see: WSL2 reaches the GPU only through /dev/dxg, which rocmenv does not map (use --vendor cpu, or run on a Linux ROCm host)".into()
+        } else {
+            "this host has no AMD GPU (use --vendor cpu, or run on a ROCm host)".into()
+        });
+    }
+    let kfd = facts.device_nodes.kfd.as_ref();
+    m.devices
+        .push(kfd.map_or("/dev/kfd".into(), |k| k.path.clone()));
+    for g in &gpus {
+        let node = g
+            .render_node
+            .clone()
+            .ok_or_else(|| format!("{} has no render node (is amdgpu loaded?)", g.pci_address))?;
+        m.devices.push(node);
+        m.gpus.push(g.label());
+    }
+    m.group_add = video_render_gids(etc_group);
+    // Nodes owned by another group (some distributions) still need that group.
+    let owners = facts
+        .device_nodes
+        .render
+        .iter()
+        .chain(kfd)
+        .filter(|n| m.devices.contains(&n.path))
+        .filter_map(|n| n.gid)
+        .collect::<Vec<_>>();
+    for gid in owners {
+        if !m.group_add.contains(&gid) {
+            m.group_add.push(gid);
+        }
+    }
+    m.security_opt.push("seccomp=unconfined".into());
+    m.ipc_host = true;
+    Ok(())
+}
+
+/// Maps the NVIDIA GPUs `gpu` selects as a device request: through CDI when the daemon and the host both have it.
+fn map_nvidia(
+    m: &mut DeviceMap,
+    facts: &HostFacts,
+    gpu: Option<usize>,
+    daemon_cdi: bool,
+) -> Result<(), String> {
+    let count = facts.nvidia_gpus().count();
+    if count == 0 {
+        return Err("this host has no NVIDIA GPU (use --vendor cpu, or run on a CUDA host)".into());
+    }
+    if let Some(n) = gpu.filter(|n| *n >= count) {
+        return Err(no_such_gpu(
+            n,
+            "NVIDIA",
+            &facts.nvidia_gpus().collect::<Vec<_>>(),
+        ));
+    }
+    let nvidia_cdi = facts
+        .container
+        .cdi_specs
+        .iter()
+        .any(|s| s.kind.as_deref() == Some("nvidia.com/gpu"));
+    m.gpus = facts
+        .nvidia_gpus()
+        .filter(|g| gpu.is_none_or(|n| g.index == n))
+        .map(|g| g.label())
+        .collect();
+    m.gpu_request = Some(if daemon_cdi && nvidia_cdi {
+        GpuRequest {
+            driver: "cdi".into(),
+            count: None,
+            device_ids: vec![format!(
+                "nvidia.com/gpu={}",
+                gpu.map_or("all".into(), |n| n.to_string())
+            )],
+            capabilities: Vec::new(),
+        }
+    } else {
+        GpuRequest {
+            driver: "nvidia".into(),
+            count: gpu.is_none().then_some(-1),
+            device_ids: gpu.map(|n| vec![n.to_string()]).unwrap_or_default(),
+            capabilities: vec![vec!["gpu".into()]],
+        }
+    });
+    m.ipc_host = true;
+    Ok(())
 }
 
 #[cfg(test)]

@@ -293,21 +293,7 @@ impl Engine {
         let engine_err = |what: &str, e: bollard::errors::Error| {
             Error::Engine(format!("{what} {id}: {}", describe(&e)))
         };
-        // One archive per target directory: a suite of many files is one API call.
-        let mut dirs: Vec<&str> = spec.uploads.iter().map(|u| u.dir.as_str()).collect();
-        dirs.sort_unstable();
-        dirs.dedup();
-        for dir in dirs {
-            let files: Vec<&Upload> = spec.uploads.iter().filter(|u| u.dir == dir).collect();
-            let tar = upload_tar(&files)
-                .map_err(|e| Error::Engine(format!("cannot pack the files for {dir}: {e}")))?;
-            let opts = UploadToContainerOptionsBuilder::new().path(dir).build();
-            d.upload_to_container(id, Some(opts), bollard::body_full(tar.into()))
-                .await
-                .map_err(|e| {
-                    engine_err(&format!("cannot copy files into {dir} of container"), e)
-                })?;
-        }
+        self.upload(id, spec).await?;
         if let Err(e) = d.start_container(id, None).await {
             let message = describe(&e);
             return match start_failure_code(&message) {
@@ -326,30 +312,7 @@ impl Engine {
             }
         };
         {
-            let logs = &mut out.logs;
-            let follow = async {
-                let opts = LogsOptionsBuilder::new()
-                    .follow(true)
-                    .stdout(true)
-                    .stderr(true)
-                    .build();
-                let mut s = d.logs(id, Some(opts));
-                while let Some(Ok(chunk)) = s.next().await {
-                    let (which, bytes) = match chunk {
-                        bollard::container::LogOutput::StdErr { message } => {
-                            (OutputStream::Stderr, message)
-                        }
-                        other => (OutputStream::Stdout, other.into_bytes()),
-                    };
-                    on_output(which, &bytes);
-                    logs.extend_from_slice(&bytes);
-                    if logs.len() > MAX_KEPT_LOG {
-                        logs.drain(..logs.len() - MAX_KEPT_LOG);
-                    }
-                }
-                // The log stream ends when the container stops; wait only reads the state back.
-                let _ = d.wait_container(id, None).next().await;
-            };
+            let follow = self.follow_logs(id, on_output, &mut out.logs);
             tokio::select! {
                 _ = follow => {}
                 _ = deadline => out.timed_out = true,
@@ -378,6 +341,60 @@ impl Engine {
             }
         }
         Ok(out)
+    }
+
+    /// Copies the spec's uploads into the container, one archive per target directory (one API call per suite).
+    async fn upload(&self, id: &str, spec: &RunSpec) -> Result<(), Error> {
+        let mut dirs: Vec<&str> = spec.uploads.iter().map(|u| u.dir.as_str()).collect();
+        dirs.sort_unstable();
+        dirs.dedup();
+        for dir in dirs {
+            let files: Vec<&Upload> = spec.uploads.iter().filter(|u| u.dir == dir).collect();
+            let tar = upload_tar(&files)
+                .map_err(|e| Error::Engine(format!("cannot pack the files for {dir}: {e}")))?;
+            let opts = UploadToContainerOptionsBuilder::new().path(dir).build();
+            self.docker
+                .upload_to_container(id, Some(opts), bollard::body_full(tar.into()))
+                .await
+                .map_err(|e| {
+                    Error::Engine(format!(
+                        "cannot copy files into {dir} of container {id}: {}",
+                        describe(&e)
+                    ))
+                })?;
+        }
+        Ok(())
+    }
+
+    /// Passes the container's output to `on_output` until it stops, keeping the last `MAX_KEPT_LOG` bytes in `logs`.
+    async fn follow_logs(
+        &self,
+        id: &str,
+        on_output: &mut dyn FnMut(OutputStream, &[u8]),
+        logs: &mut Vec<u8>,
+    ) {
+        let d = &self.docker;
+        let opts = LogsOptionsBuilder::new()
+            .follow(true)
+            .stdout(true)
+            .stderr(true)
+            .build();
+        let mut s = d.logs(id, Some(opts));
+        while let Some(Ok(chunk)) = s.next().await {
+            let (which, bytes) = match chunk {
+                bollard::container::LogOutput::StdErr { message } => {
+                    (OutputStream::Stderr, message)
+                }
+                other => (OutputStream::Stdout, other.into_bytes()),
+            };
+            on_output(which, &bytes);
+            logs.extend_from_slice(&bytes);
+            if logs.len() > MAX_KEPT_LOG {
+                logs.drain(..logs.len() - MAX_KEPT_LOG);
+            }
+        }
+        // The log stream ends when the container stops; wait only reads the state back.
+        let _ = d.wait_container(id, None).next().await;
     }
 
     /// The contents of the regular file at `path` (symbolic links followed), or why there is none.

@@ -321,96 +321,9 @@ fn host_volume(path: &str) -> String {
 
 /// The pod template.
 fn pod(plan: &Plan, labels: &BTreeMap<String, String>) -> PodTemplate {
-    let mut mounts = vec![mount("scratch", "/tmp", false)];
-    let mut volumes = vec![Volume {
-        name: "scratch".into(),
-        host_path: None,
-        config_map: None,
-        empty_dir: Some(EmptyDir {
-            size_limit: "2Gi".into(),
-        }),
-    }];
-    match plan.check {
-        Check::DoctorSmoke => {
-            for (path, file) in HOST_PATHS {
-                let name = host_volume(path);
-                mounts.push(mount(&name, &format!("{HOST_ROOT}{path}"), true));
-                volumes.push(Volume {
-                    name,
-                    host_path: Some(HostPath {
-                        path: path.to_string(),
-                        kind: if file { "File" } else { "Directory" },
-                    }),
-                    config_map: None,
-                    empty_dir: None,
-                });
-            }
-        }
-        Check::Validate => {
-            mounts.push(mount("config", CONFIG_DIR, true));
-            volumes.push(Volume {
-                name: "config".into(),
-                host_path: None,
-                config_map: Some(ConfigMapSource {
-                    name: plan.config_map.clone().unwrap_or_default(),
-                }),
-                empty_dir: None,
-            });
-        }
-    }
-    let gpus = plan.gpus.to_string();
-    let check = Container {
-        name: "check".into(),
-        image: plan.image.clone(),
-        image_pull_policy: "IfNotPresent",
-        command: vec!["/bin/sh".into(), "-c".into(), script(plan)],
-        env: vec![
-            EnvVar {
-                name: crate::report::node::NODE_ENV.into(),
-                value: None,
-                value_from: Some(EnvSource {
-                    field_ref: FieldRef {
-                        field_path: "spec.nodeName",
-                    },
-                }),
-            },
-            // The root filesystem is read-only: caches (torch, MIOpen) go to the scratch volume.
-            env("HOME", "/tmp"),
-            env("XDG_CACHE_HOME", "/tmp/.cache"),
-            env("PYTHONDONTWRITEBYTECODE", "1"),
-            env("NO_COLOR", "1"),
-        ],
-        resources: Resources {
-            requests: map(&[("cpu", "1"), ("memory", "4Gi")]),
-            limits: map(&[
-                ("memory", "16Gi"),
-                (DevicePlugin::resource(plan.vendor), &gpus),
-            ]),
-        },
-        security_context: security_context(plan.vendor),
-        volume_mounts: mounts,
-    };
-    let (init_containers, containers) = match plan.workload {
-        Workload::Job => (vec![], vec![check]),
-        // The check runs first, then the pod idles (a DaemonSet pod cannot finish); delete the DaemonSet once the
-        // logs are read, as the pod keeps its GPUs while it exists.
-        Workload::DaemonSet => {
-            let idle = Container {
-                name: "idle".into(),
-                image: plan.image.clone(),
-                image_pull_policy: "IfNotPresent",
-                command: vec!["sleep".into(), "infinity".into()],
-                env: vec![],
-                resources: Resources {
-                    requests: map(&[("cpu", "1m"), ("memory", "8Mi")]),
-                    limits: map(&[("memory", "32Mi")]),
-                },
-                security_context: security_context(plan.vendor),
-                volume_mounts: vec![],
-            };
-            (vec![check], vec![idle])
-        }
-    };
+    let (mounts, volumes) = mounts_and_volumes(plan);
+    let check = check_container(plan, mounts);
+    let (init_containers, containers) = init_and_main_containers(plan, check);
     PodTemplate {
         metadata: ObjectMeta {
             name: None,
@@ -453,6 +366,110 @@ fn pod(plan: &Plan, labels: &BTreeMap<String, String>) -> PodTemplate {
             containers,
             volumes,
         },
+    }
+}
+
+/// The check container's mounts and the pod's volumes: scratch, then the host paths (doctor) or the config map
+/// (validate).
+fn mounts_and_volumes(plan: &Plan) -> (Vec<VolumeMount>, Vec<Volume>) {
+    let mut mounts = vec![mount("scratch", "/tmp", false)];
+    let mut volumes = vec![Volume {
+        name: "scratch".into(),
+        host_path: None,
+        config_map: None,
+        empty_dir: Some(EmptyDir {
+            size_limit: "2Gi".into(),
+        }),
+    }];
+    match plan.check {
+        Check::DoctorSmoke => {
+            for (path, file) in HOST_PATHS {
+                let name = host_volume(path);
+                mounts.push(mount(&name, &format!("{HOST_ROOT}{path}"), true));
+                volumes.push(Volume {
+                    name,
+                    host_path: Some(HostPath {
+                        path: path.to_string(),
+                        kind: if file { "File" } else { "Directory" },
+                    }),
+                    config_map: None,
+                    empty_dir: None,
+                });
+            }
+        }
+        Check::Validate => {
+            mounts.push(mount("config", CONFIG_DIR, true));
+            volumes.push(Volume {
+                name: "config".into(),
+                host_path: None,
+                config_map: Some(ConfigMapSource {
+                    name: plan.config_map.clone().unwrap_or_default(),
+                }),
+                empty_dir: None,
+            });
+        }
+    }
+    (mounts, volumes)
+}
+
+/// The container that runs the check, with the GPUs it asks for and the caches moved to scratch.
+fn check_container(plan: &Plan, mounts: Vec<VolumeMount>) -> Container {
+    let gpus = plan.gpus.to_string();
+    Container {
+        name: "check".into(),
+        image: plan.image.clone(),
+        image_pull_policy: "IfNotPresent",
+        command: vec!["/bin/sh".into(), "-c".into(), script(plan)],
+        env: vec![
+            EnvVar {
+                name: crate::report::node::NODE_ENV.into(),
+                value: None,
+                value_from: Some(EnvSource {
+                    field_ref: FieldRef {
+                        field_path: "spec.nodeName",
+                    },
+                }),
+            },
+            // The root filesystem is read-only: caches (torch, MIOpen) go to the scratch volume.
+            env("HOME", "/tmp"),
+            env("XDG_CACHE_HOME", "/tmp/.cache"),
+            env("PYTHONDONTWRITEBYTECODE", "1"),
+            env("NO_COLOR", "1"),
+        ],
+        resources: Resources {
+            requests: map(&[("cpu", "1"), ("memory", "4Gi")]),
+            limits: map(&[
+                ("memory", "16Gi"),
+                (DevicePlugin::resource(plan.vendor), &gpus),
+            ]),
+        },
+        security_context: security_context(plan.vendor),
+        volume_mounts: mounts,
+    }
+}
+
+/// The (init, main) containers: a Job runs the check; a DaemonSet runs it first and then idles.
+fn init_and_main_containers(plan: &Plan, check: Container) -> (Vec<Container>, Vec<Container>) {
+    match plan.workload {
+        Workload::Job => (vec![], vec![check]),
+        // The check runs first, then the pod idles (a DaemonSet pod cannot finish); delete the DaemonSet once the
+        // logs are read, as the pod keeps its GPUs while it exists.
+        Workload::DaemonSet => {
+            let idle = Container {
+                name: "idle".into(),
+                image: plan.image.clone(),
+                image_pull_policy: "IfNotPresent",
+                command: vec!["sleep".into(), "infinity".into()],
+                env: vec![],
+                resources: Resources {
+                    requests: map(&[("cpu", "1m"), ("memory", "8Mi")]),
+                    limits: map(&[("memory", "32Mi")]),
+                },
+                security_context: security_context(plan.vendor),
+                volume_mounts: vec![],
+            };
+            (vec![check], vec![idle])
+        }
     }
 }
 

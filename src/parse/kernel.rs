@@ -128,36 +128,8 @@ pub fn parse_kernel_release(s: &str) -> Result<KernelRelease, KernelError> {
         why,
     };
     let text = s.trim();
-    if text.is_empty() {
-        return Err(err("it is empty"));
-    }
-    if text.len() > MAX_LEN {
-        return Err(err("it is longer than 256 bytes"));
-    }
-    if text.contains('\0') {
-        return Err(err("it contains a NUL byte"));
-    }
-    if text.chars().any(char::is_whitespace) {
-        return Err(err("it contains whitespace"));
-    }
-    if !text.starts_with(|c: char| c.is_ascii_digit()) {
-        return Err(err("it does not start with a number"));
-    }
-    if !text.is_ascii() {
-        return Err(err("it contains non-ASCII characters"));
-    }
-
-    // `+64k` on RHEL aarch64; other `+` suffixes (Raspberry Pi `-v8+`) stay in the flavour.
-    let (body, page_size) = match text.rsplit_once('+') {
-        Some((b, p))
-            if p.len() >= 2
-                && p.ends_with('k')
-                && p[..p.len() - 1].bytes().all(|c| c.is_ascii_digit()) =>
-        {
-            (b, Some(p.to_string()))
-        }
-        _ => (text, None),
-    };
+    refuse_malformed(text).map_err(err)?;
+    let (body, page_size) = split_page_size(text);
 
     let (head, rest) = match body.split_once('-') {
         Some((h, r)) => (h, Some(r)),
@@ -189,62 +161,108 @@ pub fn parse_kernel_release(s: &str) -> Result<KernelRelease, KernelError> {
         page_size,
     };
 
-    // Dotted RHEL/Fedora style: `ABI.elN_M.arch` or `ABI.fcNN.arch` after the first dash.
-    let dotted = rest.map(|r| r.split('.').collect::<Vec<_>>());
-    if let Some(parts) = dotted.as_ref().filter(|p| p.len() > 1) {
-        let tag_at = parts.iter().position(|p| is_el_tag(p) || is_fc_tag(p));
-        let arch_last = parts.last().filter(|a| ARCHES.contains(a)).copied();
-        if tag_at.is_some() || (arch_last.is_some() && !parts[0].contains('-')) {
-            out.arch = arch_last.map(str::to_string);
-            let end = tag_at.unwrap_or(parts.len() - 1);
-            if end > 0 {
-                out.abi = Some(parts[..end].join("."));
-            }
-            if let Some(i) = tag_at {
-                let tag = parts[i];
-                out.distro = Some(if let Some(fc) = tag.strip_prefix("fc") {
-                    KernelDistro::Fedora { fc: fc.to_string() }
-                } else {
-                    el_distro(tag)
-                });
-            }
-            return Ok(out);
-        }
+    if rest.is_some_and(|r| split_dotted_tail(r, &mut out)) {
+        return Ok(out);
     }
-
     match rest.filter(|r| !r.is_empty()) {
         None => out.abi = extra_num,
-        Some(r) => {
-            let (first, after) = match r.split_once('-') {
-                Some((f, a)) => (f, Some(a)),
-                None => (r, None),
-            };
-            // An ABI is digits with dots (SUSE) or underscores (Cray).
-            let is_abi = first.starts_with(|c: char| c.is_ascii_digit())
-                && first
-                    .bytes()
-                    .all(|b| b.is_ascii_digit() || b == b'.' || b == b'_');
-            if is_abi {
-                out.abi = Some(first.to_string());
-                out.flavour = after.filter(|a| !a.is_empty()).map(str::to_string);
-            } else {
-                out.abi = extra_num;
-                out.flavour = Some(r.to_string());
-            }
-            out.distro = flavour_distro(out.flavour.as_deref(), out.abi.as_deref());
-            // Ubuntu arm64 writes the page size into the flavour (`generic-64k`).
-            if out.page_size.is_none()
-                && out.flavour.as_deref().is_some_and(|f| f.ends_with("-64k"))
-            {
-                out.page_size = Some("64k".to_string());
-            }
-        }
+        Some(r) => split_dash_tail(r, extra_num, &mut out),
     }
     if head_tail.is_some() && out.flavour.is_none() {
         // Something like `6.6.0rc1`: keep the unparsed tail visible rather than dropping it.
         out.flavour = head_tail;
     }
     Ok(out)
+}
+
+/// Why `text` (already trimmed) cannot be a release at all, before any part of it is read.
+fn refuse_malformed(text: &str) -> Result<(), &'static str> {
+    if text.is_empty() {
+        return Err("it is empty");
+    }
+    if text.len() > MAX_LEN {
+        return Err("it is longer than 256 bytes");
+    }
+    if text.contains('\0') {
+        return Err("it contains a NUL byte");
+    }
+    if text.chars().any(char::is_whitespace) {
+        return Err("it contains whitespace");
+    }
+    if !text.starts_with(|c: char| c.is_ascii_digit()) {
+        return Err("it does not start with a number");
+    }
+    if !text.is_ascii() {
+        return Err("it contains non-ASCII characters");
+    }
+    Ok(())
+}
+
+/// Splits a page-size suffix such as `+64k` off the release, returning the rest and the page size.
+fn split_page_size(text: &str) -> (&str, Option<String>) {
+    // `+64k` on RHEL aarch64; other `+` suffixes (Raspberry Pi `-v8+`) stay in the flavour.
+    match text.rsplit_once('+') {
+        Some((b, p))
+            if p.len() >= 2
+                && p.ends_with('k')
+                && p[..p.len() - 1].bytes().all(|c| c.is_ascii_digit()) =>
+        {
+            (b, Some(p.to_string()))
+        }
+        _ => (text, None),
+    }
+}
+
+/// Reads a RHEL/Fedora style tail (`ABI.elN_M.arch`, `ABI.fcNN.arch`) into `out`; false when `rest` is not one.
+fn split_dotted_tail(rest: &str, out: &mut KernelRelease) -> bool {
+    let parts: Vec<&str> = rest.split('.').collect();
+    if parts.len() <= 1 {
+        return false;
+    }
+    let tag_at = parts.iter().position(|p| is_el_tag(p) || is_fc_tag(p));
+    let arch_last = parts.last().filter(|a| ARCHES.contains(a)).copied();
+    if tag_at.is_none() && (arch_last.is_none() || parts[0].contains('-')) {
+        return false;
+    }
+    out.arch = arch_last.map(str::to_string);
+    let end = tag_at.unwrap_or(parts.len() - 1);
+    if end > 0 {
+        out.abi = Some(parts[..end].join("."));
+    }
+    if let Some(i) = tag_at {
+        let tag = parts[i];
+        out.distro = Some(if let Some(fc) = tag.strip_prefix("fc") {
+            KernelDistro::Fedora { fc: fc.to_string() }
+        } else {
+            el_distro(tag)
+        });
+    }
+    true
+}
+
+/// Reads a dash-style tail (`91-generic`, `150500.55.49-default`, `microsoft-standard-WSL2`) into `out`.
+fn split_dash_tail(r: &str, extra_num: Option<String>, out: &mut KernelRelease) {
+    let (first, after) = match r.split_once('-') {
+        Some((f, a)) => (f, Some(a)),
+        None => (r, None),
+    };
+    // An ABI is digits with dots (SUSE) or underscores (Cray).
+    let is_abi = first.starts_with(|c: char| c.is_ascii_digit())
+        && first
+            .bytes()
+            .all(|b| b.is_ascii_digit() || b == b'.' || b == b'_');
+    if is_abi {
+        out.abi = Some(first.to_string());
+        out.flavour = after.filter(|a| !a.is_empty()).map(str::to_string);
+    } else {
+        out.abi = extra_num;
+        out.flavour = Some(r.to_string());
+    }
+    out.distro = flavour_distro(out.flavour.as_deref(), out.abi.as_deref());
+    // Ubuntu arm64 writes the page size into the flavour (`generic-64k`).
+    if out.page_size.is_none() && out.flavour.as_deref().is_some_and(|f| f.ends_with("-64k")) {
+        out.page_size = Some("64k".to_string());
+    }
 }
 
 /// True for a RHEL dist tag: `el7`, `el8_10`, `el9`, `el8uek`.
@@ -361,9 +379,10 @@ mod tests {
         }
     }
 
+    /// Ubuntu releases split into ABI and flavour.
     #[test]
-    fn capture_lines_split_exactly() {
-        use KernelDistro::*;
+    fn ubuntu_capture_lines_split_exactly() {
+        use KernelDistro::Ubuntu;
         let cases: Vec<Case> = vec![
             (
                 "5.4.0-54-generic",
@@ -419,6 +438,16 @@ mod tests {
                 None,
                 None,
             ),
+        ];
+        for c in &cases {
+            check(c);
+        }
+    }
+
+    /// RHEL releases split into ABI, dist tag, arch and page size.
+    #[test]
+    fn rhel_capture_lines_split_exactly() {
+        let cases: Vec<Case> = vec![
             (
                 "3.10.0-1127.19.1.el7.x86_64",
                 (3, 10, 0),
@@ -473,6 +502,17 @@ mod tests {
                 Some("ppc64le"),
                 None,
             ),
+        ];
+        for c in &cases {
+            check(c);
+        }
+    }
+
+    /// SUSE, Cray, Arch and Fedora releases split exactly.
+    #[test]
+    fn suse_arch_and_fedora_capture_lines_split_exactly() {
+        use KernelDistro::{Arch, Fedora, Suse};
+        let cases: Vec<Case> = vec![
             (
                 "5.14.21-150500.55.49-default",
                 (5, 14, 21),
@@ -527,6 +567,17 @@ mod tests {
                 Some("x86_64"),
                 None,
             ),
+        ];
+        for c in &cases {
+            check(c);
+        }
+    }
+
+    /// Debian, Proxmox and WSL2 releases split exactly.
+    #[test]
+    fn debian_proxmox_and_wsl_capture_lines_split_exactly() {
+        use KernelDistro::{Debian, Proxmox, Wsl2};
+        let cases: Vec<Case> = vec![
             (
                 "6.1.0-18-cloud-amd64",
                 (6, 1, 0),

@@ -96,14 +96,24 @@ fn leading_u32(v: &str) -> Option<u32> {
     d.parse().ok()
 }
 
+/// What the failure and status lines before the agent blocks said, read into errors once every line is seen.
+#[derive(Default)]
+struct StatusLines {
+    /// `lsmod: not found`.
+    lsmod_missing: bool,
+    /// `ROCk module is NOT loaded`.
+    not_loaded: bool,
+    /// `WSL environment detected`.
+    wsl: bool,
+    /// The `HSA_STATUS_ERROR_OUT_OF_RESOURCES` line, verbatim.
+    out_of_resources: Option<String>,
+}
+
 /// Parses `rocminfo` output; never fails, unknown lines are ignored.
 pub fn parse_rocminfo(s: &str) -> RocmInfoReport {
     let mut rep = RocmInfoReport::default();
     let mut current: Option<(RocmAgent, Vec<&'static str>)> = None;
-    let mut lsmod_missing = false;
-    let mut not_loaded = false;
-    let mut wsl = false;
-    let mut out_of_resources: Option<String> = None;
+    let mut status = StatusLines::default();
 
     for raw in s.lines() {
         let line = strip_marker(raw);
@@ -112,52 +122,7 @@ pub fn parse_rocminfo(s: &str) -> RocmInfoReport {
             continue;
         }
         // Failure and status lines appear before the attribute blocks.
-        if t.contains("lsmod: not found") {
-            lsmod_missing = true;
-            continue;
-        }
-        if let Some(rest) = t.strip_prefix("ROCk module") {
-            if rest.contains("NOT loaded") {
-                not_loaded = true;
-            } else if let Some(v) = rest.trim().strip_prefix("version ") {
-                rep.info.rock_module_version = v
-                    .split_whitespace()
-                    .next()
-                    .filter(|v| v.starts_with(|c: char| c.is_ascii_digit()))
-                    .map(str::to_string);
-            }
-            continue;
-        }
-        if let Some(why) = t.strip_prefix("Unable to open /dev/kfd read-write:") {
-            let why = why.trim();
-            rep.errors.push(if why.contains("Permission denied") {
-                RocmInfoError::KfdPermissionDenied
-            } else if why.contains("No such file") {
-                RocmInfoError::KfdMissing
-            } else {
-                RocmInfoError::Other(t.to_string())
-            });
-            continue;
-        }
-        if let Some(pos) = t.find("is not member of \"") {
-            let rest = &t[pos + "is not member of \"".len()..];
-            if let Some(end) = rest.find('"') {
-                rep.errors.push(RocmInfoError::NotInGroup {
-                    group: rest[..end].to_string(),
-                });
-                continue;
-            }
-        }
-        if t.starts_with("WSL environment detected") {
-            wsl = true;
-            continue;
-        }
-        if t.starts_with("Call returned HSA_STATUS_ERROR") {
-            if t.contains("HSA_STATUS_ERROR_OUT_OF_RESOURCES") {
-                out_of_resources = Some(t.to_string());
-            } else {
-                rep.errors.push(RocmInfoError::Other(t.to_string()));
-            }
+        if read_status_line(t, &mut rep, &mut status) {
             continue;
         }
 
@@ -183,56 +148,118 @@ pub fn parse_rocminfo(s: &str) -> RocmInfoReport {
                 }
             }
             // Agent-level keys sit at indent 2; deeper ones belong to pools, caches and ISAs.
-            Some((agent, seen)) if indent < 4 => {
-                let slot: &'static str = match key {
-                    "Name" => "Name",
-                    "Marketing Name" => "Marketing Name",
-                    "Device Type" => "Device Type",
-                    "Uuid" => "Uuid",
-                    "Compute Unit" => "Compute Unit",
-                    "Node" => "Node",
-                    _ => continue,
-                };
-                // The first occurrence wins, so a stray ISA `Name:` in a mangled paste can't override it.
-                if seen.contains(&slot) {
-                    continue;
-                }
-                seen.push(slot);
-                let text = (!value.is_empty()).then(|| value.to_string());
-                match slot {
-                    "Name" => {
-                        agent.name = value.to_string();
-                        agent.gfx = value.parse().ok();
-                    }
-                    "Marketing Name" => agent.marketing_name = text,
-                    "Device Type" => agent.device_type = text,
-                    "Uuid" => agent.uuid = text,
-                    "Compute Unit" => agent.compute_units = leading_u32(value),
-                    _ => agent.node = leading_u32(value),
-                }
-            }
+            Some((agent, seen)) if indent < 4 => read_agent_key(agent, seen, key, value),
             Some(_) => {}
         }
     }
     if let Some((a, _)) = current.take() {
         rep.info.agents.push(a);
     }
-
-    // Without lsmod the loaded check always fails, so its "NOT loaded" says nothing.
-    if lsmod_missing {
-        rep.errors.insert(0, RocmInfoError::LsmodMissing);
-    } else if not_loaded {
-        rep.errors.insert(0, RocmInfoError::NotLoaded);
-    }
-    if let Some(line) = out_of_resources {
-        // On WSL this is the known "no ROCm-on-WSL support for this setup" failure; elsewhere keep it verbatim.
-        rep.errors.push(if wsl {
-            RocmInfoError::WslOutOfResources
-        } else {
-            RocmInfoError::Other(line)
-        });
-    }
+    status.into_errors(&mut rep);
     rep
+}
+
+/// Reads one failure or status line (trimmed) into `rep` or `status`; false when `t` is not one.
+fn read_status_line(t: &str, rep: &mut RocmInfoReport, status: &mut StatusLines) -> bool {
+    if t.contains("lsmod: not found") {
+        status.lsmod_missing = true;
+        return true;
+    }
+    if let Some(rest) = t.strip_prefix("ROCk module") {
+        if rest.contains("NOT loaded") {
+            status.not_loaded = true;
+        } else if let Some(v) = rest.trim().strip_prefix("version ") {
+            rep.info.rock_module_version = v
+                .split_whitespace()
+                .next()
+                .filter(|v| v.starts_with(|c: char| c.is_ascii_digit()))
+                .map(str::to_string);
+        }
+        return true;
+    }
+    if let Some(why) = t.strip_prefix("Unable to open /dev/kfd read-write:") {
+        let why = why.trim();
+        rep.errors.push(if why.contains("Permission denied") {
+            RocmInfoError::KfdPermissionDenied
+        } else if why.contains("No such file") {
+            RocmInfoError::KfdMissing
+        } else {
+            RocmInfoError::Other(t.to_string())
+        });
+        return true;
+    }
+    if let Some(pos) = t.find("is not member of \"") {
+        let rest = &t[pos + "is not member of \"".len()..];
+        if let Some(end) = rest.find('"') {
+            rep.errors.push(RocmInfoError::NotInGroup {
+                group: rest[..end].to_string(),
+            });
+            return true;
+        }
+    }
+    if t.starts_with("WSL environment detected") {
+        status.wsl = true;
+        return true;
+    }
+    if t.starts_with("Call returned HSA_STATUS_ERROR") {
+        if t.contains("HSA_STATUS_ERROR_OUT_OF_RESOURCES") {
+            status.out_of_resources = Some(t.to_string());
+        } else {
+            rep.errors.push(RocmInfoError::Other(t.to_string()));
+        }
+        return true;
+    }
+    false
+}
+
+/// Sets the agent attribute `key` names from `value`; `seen` keeps the first occurrence of each.
+fn read_agent_key(agent: &mut RocmAgent, seen: &mut Vec<&'static str>, key: &str, value: &str) {
+    let slot: &'static str = match key {
+        "Name" => "Name",
+        "Marketing Name" => "Marketing Name",
+        "Device Type" => "Device Type",
+        "Uuid" => "Uuid",
+        "Compute Unit" => "Compute Unit",
+        "Node" => "Node",
+        _ => return,
+    };
+    // The first occurrence wins, so a stray ISA `Name:` in a mangled paste can't override it.
+    if seen.contains(&slot) {
+        return;
+    }
+    seen.push(slot);
+    let text = (!value.is_empty()).then(|| value.to_string());
+    match slot {
+        "Name" => {
+            agent.name = value.to_string();
+            agent.gfx = value.parse().ok();
+        }
+        "Marketing Name" => agent.marketing_name = text,
+        "Device Type" => agent.device_type = text,
+        "Uuid" => agent.uuid = text,
+        "Compute Unit" => agent.compute_units = leading_u32(value),
+        _ => agent.node = leading_u32(value),
+    }
+}
+
+impl StatusLines {
+    /// Adds the errors the status lines imply: the module's state first, the resource failure last.
+    fn into_errors(self, rep: &mut RocmInfoReport) {
+        // Without lsmod the loaded check always fails, so its "NOT loaded" says nothing.
+        if self.lsmod_missing {
+            rep.errors.insert(0, RocmInfoError::LsmodMissing);
+        } else if self.not_loaded {
+            rep.errors.insert(0, RocmInfoError::NotLoaded);
+        }
+        if let Some(line) = self.out_of_resources {
+            // On WSL this is the known "no ROCm-on-WSL support for this setup" failure; elsewhere keep it verbatim.
+            rep.errors.push(if self.wsl {
+                RocmInfoError::WslOutOfResources
+            } else {
+                RocmInfoError::Other(line)
+            });
+        }
+    }
 }
 
 #[cfg(test)]

@@ -176,59 +176,8 @@ fn time(value: &str) -> Result<String, Error> {
 impl Plan {
     /// Checks every value and their combinations.
     pub fn new(r: Request) -> Result<Plan, Error> {
-        let image = match (r.runtime, r.image) {
-            (Runtime::None, Some(_)) => return Err(Error::invalid(
-                "image",
-                "--runtime none runs rocmenv on the node itself; drop --image, or name a --runtime",
-            )),
-            (Runtime::None, None) => None,
-            (_, None) if r.check == Check::Validate => None,
-            (rt, None) => {
-                return Err(Error::invalid(
-                    "image",
-                    format!(
-                        "--runtime {} needs --image (an image with Python and torch{})",
-                        rt.name(),
-                        if rt.inside() {
-                            ", and rocmenv on its PATH"
-                        } else {
-                            ""
-                        }
-                    ),
-                ))
-            }
-            (rt, Some(i)) => {
-                match (rt, i.strip_prefix("docker://")) {
-                    (Runtime::Apptainer | Runtime::Singularity, Some(reference)) => {
-                        crate::sanitize::image_reference("image", reference)?;
-                    }
-                    // A SIF file on a shared filesystem.
-                    (Runtime::Apptainer | Runtime::Singularity, None) if i.ends_with(".sif") => {
-                        path("image", &i, "a SIF file")?;
-                    }
-                    _ => {
-                        crate::sanitize::image_reference("image", &i)?;
-                    }
-                }
-                Some(i)
-            }
-        };
-        let config = match (r.check, r.config) {
-            (Check::Validate, Some(c)) => Some(path("config", &c, "a rocmenv.yaml path")?),
-            (Check::Validate, None) => {
-                return Err(Error::invalid(
-                    "config",
-                    "--command validate reads rocmenv.yaml: name it with --config (a path every node can read)",
-                ))
-            }
-            (_, Some(_)) => {
-                return Err(Error::invalid(
-                    "config",
-                    "only --command validate reads a config; drop --config, or add --command validate",
-                ))
-            }
-            (_, None) => None,
-        };
+        let image = checked_image(&r)?;
+        let config = checked_config(&r)?;
         if r.check == Check::Validate && r.runtime.inside() {
             return Err(Error::invalid(
                 "runtime",
@@ -244,68 +193,9 @@ impl Plan {
                 "give a node count from 1 (one task runs on each)",
             ));
         }
-        let gpu_request = match (r.vendor, r.gres) {
-            (Vendor::Cpu, Some(_)) => {
-                return Err(Error::invalid(
-                    "gres",
-                    "--vendor cpu asks for no GPU; drop --gres",
-                ))
-            }
-            (Vendor::Cpu, None) => None,
-            (_, Some(g)) => Some(format!(
-                "--gres={}",
-                word(
-                    "gres",
-                    &g,
-                    ":,_.-",
-                    "a generic resource (gpu:N or gpu:TYPE:N)"
-                )?
-            )),
-            (_, None) if r.gpus_per_node == 0 || r.gpus_per_node > 64 => {
-                return Err(Error::invalid(
-                    "gpus-per-node",
-                    "give 1 to 64 GPUs per node (or --vendor cpu for none)",
-                ))
-            }
-            (_, None) => Some(format!("--gpus-per-node={}", r.gpus_per_node)),
-        };
-        let mut sbatch = Vec::new();
-        if let Some(p) = r.partition {
-            sbatch.push((
-                "partition",
-                word("partition", &p, "_.,-", "a partition name")?,
-            ));
-        }
-        if let Some(t) = r.time {
-            sbatch.push(("time", time(&t)?));
-        }
-        if let Some(n) = r.nodelist {
-            sbatch.push((
-                "nodelist",
-                word(
-                    "nodelist",
-                    &n,
-                    "_.,-[]",
-                    "a Slurm host list (node[01-04],gpu7)",
-                )?,
-            ));
-        }
-        if let Some(a) = r.account {
-            sbatch.push(("account", word("account", &a, "_.-", "an account name")?));
-        }
-        if let Some(v) = r.reservation {
-            sbatch.push((
-                "reservation",
-                word("reservation", &v, "_.,-", "a reservation name")?,
-            ));
-        }
-        let results = path("results", &r.results, "a directory path")?;
-        if !results.starts_with('/') {
-            return Err(Error::invalid(
-                "results",
-                "give an absolute path on a filesystem every node shares (each node writes its report there)",
-            ));
-        }
+        let gpu_request = gpu_request(&r)?;
+        let sbatch = sbatch_options(&r)?;
+        let results = results_dir(&r.results)?;
         Ok(Plan {
             check: r.check,
             runtime: r.runtime,
@@ -316,12 +206,139 @@ impl Plan {
             nodes: r.nodes,
             gpu_request,
             sbatch,
-            results: match results.trim_end_matches('/') {
-                "" => "/".to_string(),
-                r => r.to_string(),
-            },
+            results,
         })
     }
+}
+
+/// The image to run, held to what the runtime reads: none for `--runtime none`, a SIF path or an image reference.
+fn checked_image(r: &Request) -> Result<Option<String>, Error> {
+    match (r.runtime, &r.image) {
+        (Runtime::None, Some(_)) => Err(Error::invalid(
+            "image",
+            "--runtime none runs rocmenv on the node itself; drop --image, or name a --runtime",
+        )),
+        (Runtime::None, None) => Ok(None),
+        (_, None) if r.check == Check::Validate => Ok(None),
+        (rt, None) => Err(Error::invalid(
+            "image",
+            format!(
+                "--runtime {} needs --image (an image with Python and torch{})",
+                rt.name(),
+                if rt.inside() {
+                    ", and rocmenv on its PATH"
+                } else {
+                    ""
+                }
+            ),
+        )),
+        (rt, Some(i)) => {
+            match (rt, i.strip_prefix("docker://")) {
+                (Runtime::Apptainer | Runtime::Singularity, Some(reference)) => {
+                    crate::sanitize::image_reference("image", reference)?;
+                }
+                // A SIF file on a shared filesystem.
+                (Runtime::Apptainer | Runtime::Singularity, None) if i.ends_with(".sif") => {
+                    path("image", i, "a SIF file")?;
+                }
+                _ => {
+                    crate::sanitize::image_reference("image", i)?;
+                }
+            }
+            Ok(Some(i.clone()))
+        }
+    }
+}
+
+/// validate's config path, which validate needs and no other check takes.
+fn checked_config(r: &Request) -> Result<Option<String>, Error> {
+    match (r.check, &r.config) {
+        (Check::Validate, Some(c)) => Ok(Some(path("config", c, "a rocmenv.yaml path")?)),
+        (Check::Validate, None) => Err(Error::invalid(
+            "config",
+            "--command validate reads rocmenv.yaml: name it with --config (a path every node can read)",
+        )),
+        (_, Some(_)) => Err(Error::invalid(
+            "config",
+            "only --command validate reads a config; drop --config, or add --command validate",
+        )),
+        (_, None) => Ok(None),
+    }
+}
+
+/// The GPU request in Slurm's terms: `--gres=SPEC`, else `--gpus-per-node=N`; none for the CPU.
+fn gpu_request(r: &Request) -> Result<Option<String>, Error> {
+    match (r.vendor, &r.gres) {
+        (Vendor::Cpu, Some(_)) => Err(Error::invalid(
+            "gres",
+            "--vendor cpu asks for no GPU; drop --gres",
+        )),
+        (Vendor::Cpu, None) => Ok(None),
+        (_, Some(g)) => Ok(Some(format!(
+            "--gres={}",
+            word(
+                "gres",
+                g,
+                ":,_.-",
+                "a generic resource (gpu:N or gpu:TYPE:N)"
+            )?
+        ))),
+        (_, None) if r.gpus_per_node == 0 || r.gpus_per_node > 64 => Err(Error::invalid(
+            "gpus-per-node",
+            "give 1 to 64 GPUs per node (or --vendor cpu for none)",
+        )),
+        (_, None) => Ok(Some(format!("--gpus-per-node={}", r.gpus_per_node))),
+    }
+}
+
+/// The `#SBATCH` options passed through, each held to the characters its Slurm option takes.
+fn sbatch_options(r: &Request) -> Result<Vec<(&'static str, String)>, Error> {
+    let mut sbatch = Vec::new();
+    if let Some(p) = &r.partition {
+        sbatch.push((
+            "partition",
+            word("partition", p, "_.,-", "a partition name")?,
+        ));
+    }
+    if let Some(t) = &r.time {
+        sbatch.push(("time", time(t)?));
+    }
+    if let Some(n) = &r.nodelist {
+        sbatch.push((
+            "nodelist",
+            word(
+                "nodelist",
+                n,
+                "_.,-[]",
+                "a Slurm host list (node[01-04],gpu7)",
+            )?,
+        ));
+    }
+    if let Some(a) = &r.account {
+        sbatch.push(("account", word("account", a, "_.-", "an account name")?));
+    }
+    if let Some(v) = &r.reservation {
+        sbatch.push((
+            "reservation",
+            word("reservation", v, "_.,-", "a reservation name")?,
+        ));
+    }
+    Ok(sbatch)
+}
+
+/// The results directory: an absolute path, without a trailing slash (bar `/` itself).
+fn results_dir(results: &str) -> Result<String, Error> {
+    let results = path("results", results, "a directory path")?;
+    if !results.starts_with('/') {
+        return Err(Error::invalid(
+            "results",
+            "give an absolute path on a filesystem every node shares (each node writes its report there)",
+        ));
+    }
+    Ok(match results.trim_end_matches('/') {
+        "" => "/".to_string(),
+        r => r.to_string(),
+    })
 }
 
 /// A path: printable, no line breaks or control characters (the script quotes it; a line break would still end a

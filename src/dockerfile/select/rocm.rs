@@ -5,7 +5,7 @@ use crate::dockerfile::request::DockerfileRequest;
 use crate::error::Error;
 use crate::gfx::GfxTarget;
 use crate::matrix::{Matrices, RocmImage, RocmRelease};
-use crate::version::parse_with_parts;
+use crate::version::{parse_with_parts, Version};
 
 /// Where AMD publishes its PyTorch images.
 pub const ROCM_REPOSITORY: &str = "rocm/pytorch";
@@ -77,8 +77,39 @@ pub(super) fn select_rocm(req: &DockerfileRequest, m: &Matrices) -> Result<BaseI
         ]
     };
     let runs_all = |r: &RocmRelease| req.gfx.iter().all(|&t| runs(m, r, t).is_some());
+    refuse_unserved_rocm(req, m, &series)?;
+    let all = images_newest_first(m);
+    let chosen = all
+        .iter()
+        .find(|(r, i)| runs_all(r) && fits(r, i).iter().all(|&b| b));
+    let Some(&(release, image)) = chosen else {
+        return Err(rocm_not_found(req, &all, &fits, &runs_all));
+    };
+    let (reference, digest) = pinned(ROCM_REPOSITORY, &image.tag, image.digest.as_deref())?;
+    let unconfirmed = image.provenance.is_unconfirmed("*");
+    let notes = image_notes(req, m, release, image);
+    Ok(BaseImage {
+        reference,
+        digest,
+        matrix_release: format!("rocm-{}", release.version),
+        rocm: Some(release.version.to_string()),
+        pytorch: Some(image.pytorch.clone()),
+        python: Some(image.python.clone()),
+        ubuntu: Some(image.ubuntu.clone()),
+        cuda: None,
+        unconfirmed,
+        notes,
+    })
+}
+
+/// Refuses a `--rocm` that names a preview, a left-out series, or a series the matrices list no image for.
+fn refuse_unserved_rocm(
+    req: &DockerfileRequest,
+    m: &Matrices,
+    series: &Option<(Version, usize)>,
+) -> Result<(), Error> {
     // A preview or a left-out series is refused as such; a release named by --rocm whose series lists no image
-    // is one line naming the newest release that has one. Other unknown versions get the nearest images below.
+    // is one line naming the newest release that has one. Other unknown versions get the nearest images (rocm_not_found).
     if let Some(spec) = req.rocm.as_deref() {
         if let Some(message) = m.rocm_refusal(spec) {
             return Err(Error::Invalid {
@@ -87,7 +118,7 @@ pub(super) fn select_rocm(req: &DockerfileRequest, m: &Matrices) -> Result<BaseI
                 message,
             });
         }
-        if let (Some(release), Some((v, p))) = (m.rocm_release(spec), &series) {
+        if let (Some(release), Some((v, p))) = (m.rocm_release(spec), series) {
             // `--rocm 7.2` may be served by an older 7.2.x image; only a series without any image is refused.
             let any_image = m
                 .rocm
@@ -99,6 +130,11 @@ pub(super) fn select_rocm(req: &DockerfileRequest, m: &Matrices) -> Result<BaseI
             }
         }
     }
+    Ok(())
+}
+
+/// Every image of every release, newest first: the order the first match is taken in.
+fn images_newest_first(m: &Matrices) -> Vec<(&RocmRelease, &RocmImage)> {
     let mut all: Vec<(&RocmRelease, &RocmImage)> = m
         .rocm
         .releases
@@ -116,16 +152,18 @@ pub(super) fn select_rocm(req: &DockerfileRequest, m: &Matrices) -> Result<BaseI
             i.tag.contains("_release_"),
         ))
     });
-    let chosen = all
-        .iter()
-        .find(|(r, i)| runs_all(r) && fits(r, i).iter().all(|&b| b));
-    let Some(&(release, image)) = chosen else {
-        return Err(rocm_not_found(req, &all, &fits, &runs_all));
-    };
-    let (reference, digest) = pinned(ROCM_REPOSITORY, &image.tag, image.digest.as_deref())?;
-    let unconfirmed = image.provenance.is_unconfirmed("*");
+    all
+}
+
+/// What to say about the chosen image: an unconfirmed tag, a newer release without images, overrides.
+fn image_notes(
+    req: &DockerfileRequest,
+    m: &Matrices,
+    release: &RocmRelease,
+    image: &RocmImage,
+) -> Vec<String> {
     let mut notes = Vec::new();
-    if unconfirmed {
+    if image.provenance.is_unconfirmed("*") {
         notes.push(format!(
             "the matrix marks tag {} unconfirmed ({}): check that it exists before building",
             image.tag,
@@ -158,18 +196,7 @@ pub(super) fn select_rocm(req: &DockerfileRequest, m: &Matrices) -> Result<BaseI
             ));
         }
     }
-    Ok(BaseImage {
-        reference,
-        digest,
-        matrix_release: format!("rocm-{}", release.version),
-        rocm: Some(release.version.to_string()),
-        pytorch: Some(image.pytorch.clone()),
-        python: Some(image.python.clone()),
-        ubuntu: Some(image.ubuntu.clone()),
-        cuda: None,
-        unconfirmed,
-        notes,
-    })
+    notes
 }
 
 /// "ROCm 10.1.0 has no PyTorch image": the newest release that has one, as the flag to use.

@@ -154,28 +154,8 @@ pub(super) fn probe_kfd(root: &HostRoot, f: &mut HostFacts) {
     nodes.sort();
     for n in nodes {
         let path = format!("{base}/{n}/properties");
-        // Lenient on bytes: one junk line does not hide a GPU, but it is named.
-        let text = match root.read_head(&path, MAX_READ) {
-            Ok(h) if h.truncated => {
-                f.unavailable(
-                    format!("kfd node {n}"),
-                    format!("{path}: is larger than 1 MiB: not read"),
-                );
-                continue;
-            }
-            Ok(h) => {
-                if let Some(at) = h.not_utf8_at {
-                    f.unavailable(
-                        format!("kfd node {n} text"),
-                        format!("{path}: is not UTF-8 text (bad byte at offset {at}): lines that are not `name value` are skipped"),
-                    );
-                }
-                h.text
-            }
-            Err(e) => {
-                f.unavailable(format!("kfd node {n}"), e.to_string());
-                continue;
-            }
+        let Some(text) = read_kfd_node(root, f, n, &path) else {
+            continue;
         };
         let node = parse::kfd::parse_kfd_properties(&text);
         if node.is_cpu() {
@@ -193,44 +173,8 @@ pub(super) fn probe_kfd(root: &HostRoot, f: &mut HostFacts) {
             .drm_render_minor()
             .filter(|m| *m >= 128 && *m < 1024)
             .map(|m| format!("/dev/dri/renderD{m}"));
-        let existing = bdf
-            .as_ref()
-            .and_then(|b| f.gpus.iter_mut().position(|g| &g.pci_address == b));
-        let idx = match existing {
-            Some(i) => i,
-            None => {
-                let vendor_ok = node.vendor_id() == Some(0x1002);
-                let (Some(b), true) = (bdf.clone(), vendor_ok) else {
-                    if bdf.is_none() {
-                        f.unavailable(
-                            format!("kfd node {n}"),
-                            format!("{path}: a GPU node with no location_id matches no PCI device (is the file cut short?)"),
-                        );
-                    }
-                    continue;
-                };
-                f.gpus.push(Gpu {
-                    vendor: Vendor::Amd,
-                    index: 0,
-                    pci_address: b,
-                    device_id: node
-                        .device_id()
-                        .map(|d| format!("0x{d:04x}"))
-                        .unwrap_or_default(),
-                    name: None,
-                    gfx: None,
-                    gfx_source: None,
-                    compute_capability: None,
-                    vram_bytes: None,
-                    render_node: None,
-                    kfd_node: None,
-                    integrated: None,
-                    numa_node: None,
-                    pcie: None,
-                    driver: None,
-                });
-                f.gpus.len() - 1
-            }
+        let Some(idx) = kfd_gpu_index(f, n, &path, bdf, &node) else {
+            continue;
         };
         let g = &mut f.gpus[idx];
         g.kfd_node = Some(n);
@@ -238,6 +182,82 @@ pub(super) fn probe_kfd(root: &HostRoot, f: &mut HostFacts) {
         g.gfx_source = g.gfx.as_ref().map(|_| "kfd".to_string());
         if render.is_some() {
             g.render_node = render;
+        }
+    }
+}
+
+/// The text of KFD node `n`'s properties file at `path`, or None (noted in `f`) when it cannot be read whole.
+fn read_kfd_node(root: &HostRoot, f: &mut HostFacts, n: u32, path: &str) -> Option<String> {
+    // Lenient on bytes: one junk line does not hide a GPU, but it is named.
+    match root.read_head(path, MAX_READ) {
+        Ok(h) if h.truncated => {
+            f.unavailable(
+                format!("kfd node {n}"),
+                format!("{path}: is larger than 1 MiB: not read"),
+            );
+            None
+        }
+        Ok(h) => {
+            if let Some(at) = h.not_utf8_at {
+                f.unavailable(
+                    format!("kfd node {n} text"),
+                    format!("{path}: is not UTF-8 text (bad byte at offset {at}): lines that are not `name value` are skipped"),
+                );
+            }
+            Some(h.text)
+        }
+        Err(e) => {
+            f.unavailable(format!("kfd node {n}"), e.to_string());
+            None
+        }
+    }
+}
+
+/// The index in `f.gpus` of the GPU KFD node `n` describes, added when PCI did not list it; None for no GPU.
+fn kfd_gpu_index(
+    f: &mut HostFacts,
+    n: u32,
+    path: &str,
+    bdf: Option<String>,
+    node: &parse::kfd::KfdNode,
+) -> Option<usize> {
+    let existing = bdf
+        .as_ref()
+        .and_then(|b| f.gpus.iter_mut().position(|g| &g.pci_address == b));
+    match existing {
+        Some(i) => Some(i),
+        None => {
+            let vendor_ok = node.vendor_id() == Some(0x1002);
+            let (Some(b), true) = (bdf.clone(), vendor_ok) else {
+                if bdf.is_none() {
+                    f.unavailable(
+                        format!("kfd node {n}"),
+                        format!("{path}: a GPU node with no location_id matches no PCI device (is the file cut short?)"),
+                    );
+                }
+                return None;
+            };
+            f.gpus.push(Gpu {
+                vendor: Vendor::Amd,
+                index: 0,
+                pci_address: b,
+                device_id: node
+                    .device_id()
+                    .map(|d| format!("0x{d:04x}"))
+                    .unwrap_or_default(),
+                name: None,
+                gfx: None,
+                gfx_source: None,
+                compute_capability: None,
+                vram_bytes: None,
+                render_node: None,
+                kfd_node: None,
+                integrated: None,
+                numa_node: None,
+                pcie: None,
+                driver: None,
+            });
+            Some(f.gpus.len() - 1)
         }
     }
 }
