@@ -19,6 +19,19 @@ pub struct Config {
     /// Its contents, validated.
     pub file: ConfigFile,
     text: String,
+    /// The values validation parsed, kept so no later step parses them again.
+    parsed: Parsed,
+}
+
+/// The typed values of a config's strings, as validation parsed them.
+#[derive(Debug, Clone, Default)]
+struct Parsed {
+    /// `host.target`.
+    host_target: Option<TargetSpec>,
+    /// `host.nvidia_driver`.
+    nvidia_driver: Option<crate::version::DriverVersion>,
+    /// Each stack's own `target:`, in the file's order.
+    stack_targets: Vec<Option<TargetSpec>>,
 }
 
 impl Config {
@@ -42,12 +55,13 @@ impl Config {
                 message,
             }
         })?;
-        let c = Config {
+        let mut c = Config {
             path: path.to_path_buf(),
             file,
             text: text.to_string(),
+            parsed: Parsed::default(),
         };
-        c.validate()?;
+        c.parsed = c.validate()?;
         Ok(c)
     }
 
@@ -108,6 +122,22 @@ impl Config {
         r
     }
 
+    /// The target stack `s` is checked against: its own `target:`, else `host.target`, else none (detected).
+    pub fn target(&self, s: &StackConfig) -> Option<&TargetSpec> {
+        let own = self
+            .file
+            .stacks
+            .iter()
+            .position(|x| x.name == s.name)
+            .and_then(|i| self.parsed.stack_targets[i].as_ref());
+        own.or(self.parsed.host_target.as_ref())
+    }
+
+    /// `host.nvidia_driver`: the driver the NVIDIA stacks are checked against instead of the host's.
+    pub fn nvidia_driver(&self) -> Option<&crate::version::DriverVersion> {
+        self.parsed.nvidia_driver.as_ref()
+    }
+
     /// A baselines file named by a benchmark, relative to the config's directory.
     pub fn resolve(&self, p: &Path) -> PathBuf {
         match self.path.parent() {
@@ -116,7 +146,7 @@ impl Config {
         }
     }
 
-    fn validate(&self) -> Result<(), Error> {
+    fn validate(&self) -> Result<Parsed, Error> {
         let f = &self.file;
         if f.schema_version != 1 {
             return Err(self.error(
@@ -131,17 +161,22 @@ impl Config {
         if f.stacks.is_empty() {
             return Err(self.error(None, "stacks", "stacks: list at least one stack"));
         }
+        let mut parsed = Parsed::default();
         if let Some(t) = &f.host.target {
-            t.parse::<TargetSpec>()
-                .map_err(|e| self.value_error(None, "host.target", t, e))?;
+            parsed.host_target = Some(
+                t.parse::<TargetSpec>()
+                    .map_err(|e| self.value_error(None, "host.target", t, e))?,
+            );
         }
         if let Some(d) = &f.host.nvidia_driver {
-            d.parse::<crate::version::DriverVersion>()
-                .map_err(|e| self.error(None, d, format!("host.nvidia_driver: {e}")))?;
+            parsed.nvidia_driver = Some(
+                d.parse::<crate::version::DriverVersion>()
+                    .map_err(|e| self.error(None, d, format!("host.nvidia_driver: {e}")))?,
+            );
         }
         let mut seen = Vec::new();
         for s in &f.stacks {
-            self.validate_stack(s)?;
+            parsed.stack_targets.push(self.validate_stack(s)?);
             if seen.contains(&s.name.as_str()) {
                 return Err(self.error(
                     Some(&s.name),
@@ -205,10 +240,11 @@ impl Config {
                 ));
             }
         }
-        Ok(())
+        Ok(parsed)
     }
 
-    fn validate_stack(&self, s: &StackConfig) -> Result<(), Error> {
+    /// Checks one stack; its own `target:`, parsed, when it has one.
+    fn validate_stack(&self, s: &StackConfig) -> Result<Option<TargetSpec>, Error> {
         let name_ok = !s.name.is_empty()
             && s.name.len() <= 64
             && s.name
@@ -260,11 +296,13 @@ impl Config {
                 )
             })?;
         }
-        if let Some(t) = &s.target {
-            t.parse::<TargetSpec>()
-                .map_err(|e| self.value_error(at, "target", t, e))?;
-        }
-        Ok(())
+        s.target
+            .as_ref()
+            .map(|t| {
+                t.parse::<TargetSpec>()
+                    .map_err(|e| self.value_error(at, "target", t, e))
+            })
+            .transpose()
     }
 }
 
@@ -420,5 +458,24 @@ mod tests {
         for bad in ["sm_", "90", "sm_9", "9.x", "compute_90"] {
             assert!(compute_capability(bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn a_stack_is_checked_against_its_own_target_else_the_hosts() {
+        let c = load(&OK.replace(
+            "  - name: cpu\n    stack: cpu\n",
+            "  - name: cpu\n    stack: cpu\n    target: cuda-12\n",
+        ))
+        .unwrap();
+        let [mi300, cpu] = &c.file.stacks[..] else {
+            panic!("two stacks")
+        };
+        assert_eq!(c.target(mi300), Some(&"rocm-6.2".parse().unwrap()));
+        assert_eq!(c.target(cpu), Some(&"cuda-12".parse().unwrap()));
+        assert_eq!(c.nvidia_driver(), None);
+        let c =
+            load(&OK.replace("  target: rocm-6.2\n", "  nvidia_driver: \"570.86.15\"\n")).unwrap();
+        assert_eq!(c.target(&c.file.stacks[0]), None);
+        assert_eq!(c.nvidia_driver().map(|d| d.branch()), Some(570));
     }
 }

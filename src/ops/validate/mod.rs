@@ -52,12 +52,7 @@ pub fn validate(ctx: &Ctx, p: &ValidatePlan, on: Sink) -> Result<ValidateReport,
     let cfg = load_config(&p.config)?;
     let selected = select(&cfg, &p.stacks)?;
     let facts = ctx.facts()?;
-    let nvidia_driver = cfg
-        .file
-        .host
-        .nvidia_driver
-        .as_deref()
-        .map(|d| d.parse().expect("validated on load"));
+    let nvidia_driver = cfg.nvidia_driver().cloned();
     // Everything that can be wrong in the config is found before the first build.
     let planned = selected
         .into_iter()
@@ -100,21 +95,17 @@ fn plan_stack<'c>(
     base: Option<&str>,
     driver: &Option<crate::version::DriverVersion>,
 ) -> Result<Planned<'c>, Error> {
+    let target = cfg.target(s).cloned();
+    // The text as written, for placing an error at its line.
     let spec = s.target.as_ref().or(cfg.file.host.target.as_ref());
-    let target = spec.map(|t| t.parse::<TargetSpec>().expect("validated on load"));
-    if let Some(t) = &target {
+    if let (Some(t), Some(spec)) = (&target, spec) {
         crate::target::resolve(Some(t), ctx.matrices()?, ctx.facts()?).map_err(|e| {
             let key = if s.target.is_some() {
                 "target"
             } else {
                 "host.target"
             };
-            cfg.value_error(
-                s.target.as_ref().map(|_| s.name.as_str()),
-                key,
-                spec.expect("a target"),
-                e,
-            )
+            cfg.value_error(s.target.as_ref().map(|_| s.name.as_str()), key, spec, e)
         })?;
     }
     let plan = StackPlan {
