@@ -260,7 +260,7 @@ fn a_release_without_an_image_names_the_newest_that_has_one() {
     assert_eq!(o.status.code(), Some(2), "{e}");
     assert_eq!(e.trim_end().lines().count(), 1, "{e}");
     assert!(
-        e.contains("no PyTorch image for ROCm 10.1.0") && e.contains("--rocm 7.2.4"),
+        e.contains("no PyTorch image or wheels for ROCm 10.1.0") && e.contains("--rocm 10.0.0"),
         "{e}"
     );
     // It says where AMD documents that release's PyTorch instead.
@@ -271,21 +271,97 @@ fn a_release_without_an_image_names_the_newest_that_has_one() {
     assert!(!out.exists(), "nothing is written");
 }
 
-/// Issue 22: without --rocm the rocm stack renders the newest release that has an image (7.2.4) and says, in the
-/// Dockerfile and on stderr, that the newest release (10.1.0) has none and where its PyTorch is documented.
+/// Issue 22: without --rocm the rocm stack renders the newest release that has an image or wheels (10.0.0, AMD's
+/// wheels on ubuntu:24.04) and says, in the Dockerfile and on stderr, that the newest release (10.1.0) has none
+/// and where its PyTorch is documented.
 #[test]
 fn the_default_names_the_release_it_targets_and_why() {
     let o = rocmenv(&["dockerfile", "--stack", "rocm"]);
     let e = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(0), "{e}");
     let d = String::from_utf8_lossy(&o.stdout);
-    assert!(d.contains("\nFROM rocm/pytorch:rocm7.2.4_"), "{d}");
+    assert!(d.contains("\nFROM ubuntu:24.04\n"), "{d}");
+    assert!(
+        d.contains("--index-url 'https://repo.amd.com/rocm/whl-multi-arch/' 'torch[device-all]==2.13.0+rocm10.0.0' 'torchvision[device-all]==0.28.*'"),
+        "{d}"
+    );
+    assert!(d.contains("io.rocmenv.rocm=\"10.0.0\""), "{d}");
     for text in [&*e, &*d] {
         assert!(
             text.contains("ROCm 10.1.0 (core-sdk stream) is the newest release")
                 && text.contains("https://rocm.docs.amd.com/en/docs-10.1.0/")
-                && text.contains("this image is ROCm 7.2.4, the newest release with one"),
+                && text.contains("this is ROCm 10.0.0, the newest release with one"),
             "{text}"
         );
     }
+}
+
+/// Issue 22: a Core SDK release's image installs the kernels of the GPUs named (an override's target where the
+/// release does not build a GPU, with HSA_OVERRIDE_GFX_VERSION), and the older torch builds by --pytorch.
+#[test]
+fn core_sdk_wheels_follow_the_gpus_and_the_pytorch_flag() {
+    let o = rocmenv(&[
+        "dockerfile",
+        "--stack",
+        "rocm",
+        "--rocm",
+        "10.0",
+        "--gfx",
+        "gfx942",
+        "--gfx",
+        "gfx1100",
+    ]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let d = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        d.contains("'torch[device-gfx942,device-gfx1100]==2.13.0+rocm10.0.0' 'torchvision[device-gfx942,device-gfx1100]==0.28.*'"),
+        "{d}"
+    );
+    let o = rocmenv(&[
+        "dockerfile",
+        "--stack",
+        "rocm",
+        "--pytorch",
+        "2.11",
+        "--gfx",
+        "gfx1031",
+    ]);
+    let (d, e) = (
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr),
+    );
+    assert_eq!(o.status.code(), Some(0), "{e}");
+    assert!(
+        d.contains(
+            "'torch[device-gfx1030]==2.11.0+rocm10.0.0' 'torchvision[device-gfx1030]==0.26.*'"
+        ),
+        "{d}"
+    );
+    assert!(d.contains("HSA_OVERRIDE_GFX_VERSION=\"10.3.0\""), "{d}");
+    assert!(
+        e.contains("ROCm 10.0.0 does not build gfx1031; it runs as gfx1030"),
+        "{e}"
+    );
+    // A torch the release has no build of is refused in one line that names the nearest builds.
+    let o = rocmenv(&[
+        "dockerfile",
+        "--stack",
+        "rocm",
+        "--rocm",
+        "10.0",
+        "--pytorch",
+        "2.9",
+    ]);
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{e}");
+    assert_eq!(e.trim_end().lines().count(), 1, "{e}");
+    assert!(
+        e.contains("nearest: torch 2.11.0+rocm10.0.0 wheels on ubuntu:24.04"),
+        "{e}"
+    );
 }

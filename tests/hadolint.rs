@@ -22,8 +22,32 @@ fn cases(m: &Matrices) -> Vec<(String, DockerfileRequest)> {
         r.rocm = Some(rocm.into());
         out.push((format!("rocm-{rocm}"), r));
     }
-    // The default: the newest release with an image, with its note that the Core SDK's newest has none.
+    // The default: the newest release with an image or wheels (a Core SDK release: wheels on ubuntu:24.04).
     out.push(("rocm-default".into(), DockerfileRequest::new(Stack::Rocm)));
+    // Every Core SDK release with wheels, each torch build, one GPU and an overridden one, with every option.
+    for r in m.rocm.releases.iter().filter(|r| r.wheels.is_some()) {
+        for b in &r.wheels.as_ref().unwrap().builds {
+            let mut q = DockerfileRequest::new(Stack::Rocm);
+            q.rocm = Some(r.version.to_string());
+            q.pytorch = Some(b.pytorch.clone());
+            q.gfx = vec!["gfx942".parse().unwrap()];
+            out.push((format!("rocm-{}-torch-{}", r.version, b.pytorch), q));
+        }
+        let mut q = DockerfileRequest::new(Stack::Rocm);
+        q.rocm = Some(r.version.to_string());
+        q.gfx = vec!["gfx1100".parse().unwrap(), "gfx1031".parse().unwrap()];
+        q.env = vec![("HSA_OVERRIDE_GFX_VERSION".into(), "10.3.0".into())];
+        q.onnxruntime = true;
+        q.with_smoke_tests = true;
+        q.pip = vec!["numpy==2.1.0".into(), "transformers".into()];
+        q.apt = vec!["vim".into()];
+        out.push((format!("rocm-{}-full", r.version), q));
+    }
+    assert!(
+        out.iter()
+            .any(|(n, _)| n.ends_with("-full") && n != "rocm-6.2-full"),
+        "no Core SDK release has wheels: the Core SDK template goes unlinted"
+    );
     let mut r = DockerfileRequest::new(Stack::Rocm);
     r.rocm = Some("6.2".into());
     r.pytorch = Some("2.3".into());

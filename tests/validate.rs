@@ -447,7 +447,7 @@ fn broken_configs_exit_2_naming_file_and_line() {
         ),
         (
             "schema_version: 1\nstacks:\n  - name: mi300\n    stack: rocm\n    rocm: \"9.9\"\n    gfx: [gfx942]\n",
-            "bad.yaml:5:5: stack mi300: rocm/gfx: no rocm/pytorch image for ROCm 9.9",
+            "bad.yaml:5:5: stack mi300: rocm/gfx: no rocm/pytorch image or ROCm wheels for ROCm 9.9",
         ),
         (
             "schema_version: 1\nhost:\n  target: rocm-6.2\n  driver: 550\nstacks: []\n",

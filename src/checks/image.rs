@@ -34,8 +34,10 @@ print(json.dumps({"version": torch.__version__, "cuda": getattr(torch.version, "
 
 /// The shell half: run as `sh -c PROBE_SCRIPT PROBE_PY`, it prints marked sections that [`ImageFacts::parse`]
 /// (in parse/) reads.
-/// A Core SDK image has its version file in `/opt/rocm/core/` (the update-alternatives link to `core-X.Y`).
-pub const PROBE_SCRIPT: &str = r#"echo '@@rocm'; head -n 1 /opt/rocm/.info/version 2>/dev/null || head -n 1 /opt/rocm/core/.info/version 2>/dev/null
+/// A Core SDK install has its version file in `/opt/rocm/core/` (the update-alternatives link to `core-X.Y`); Core
+/// SDK wheels (the rocm stack's image for those releases) have none, and `rocm-sdk version` (on PATH in the
+/// image's virtual environment) prints the release.
+pub const PROBE_SCRIPT: &str = r#"echo '@@rocm'; head -n 1 /opt/rocm/.info/version 2>/dev/null || head -n 1 /opt/rocm/core/.info/version 2>/dev/null || rocm-sdk version 2>/dev/null
 echo '@@cuda'; cat /usr/local/cuda/version.json 2>/dev/null || cat /usr/local/cuda/version.txt 2>/dev/null
 echo '@@torch'
 if command -v python3 >/dev/null 2>&1; then python3 -c "$0" 2>&1 | tail -n 20; else echo '@@nopython'; fi
@@ -74,8 +76,8 @@ fn rocm_driver(f: &ImageFacts, t: &ImageTarget, m: &Matrices) -> Finding {
     const ID: &str = "image.rocm-driver";
     let Some(v) = f.rocm_version() else {
         return if t.stack == Stack::Rocm || !t.gfx.is_empty() {
-            Finding::new(ID, AREA, Status::Fail, "no ROCm in the image: neither /opt/rocm/.info/version nor (Core SDK) /opt/rocm/core/.info/version exists")
-                .fix("build from a rocm/pytorch image (stack: rocm, or a --base that is a copy of one), or install ROCm in the image")
+            Finding::new(ID, AREA, Status::Fail, "no ROCm in the image: neither /opt/rocm/.info/version nor (Core SDK) /opt/rocm/core/.info/version exists, and no `rocm-sdk` (Core SDK wheels) answers")
+                .fix("build it with stack: rocm (a rocm/pytorch image, or a Core SDK release's wheels), or a --base that is a copy of one, or install ROCm in the image")
         } else {
             Finding::new(
                 ID,

@@ -1,7 +1,7 @@
 //! Turning a request into a Dockerfile: validate every value, pick the base, fill the templates.
 
 use super::request::{DockerfileRequest, Stack};
-use super::select::{select_base, BaseImage};
+use super::select::{select_base, BaseImage, WheelInstall};
 use crate::error::Error;
 use crate::matrix::Matrices;
 use crate::sanitize;
@@ -59,6 +59,7 @@ struct TemplateContext<'a> {
     pip: Vec<String>,
     pip_unpinned: bool,
     onnxruntime: Option<Onnx>,
+    wheels: Option<&'a WheelInstall>,
     smoke_tests_dir: Option<&'static str>,
     user: &'static str,
     uid: u32,
@@ -238,6 +239,12 @@ fn template_error(e: minijinja::Error) -> Error {
 pub fn render(req: &DockerfileRequest, m: &Matrices) -> Result<Rendered, Error> {
     validate_request(req)?;
     let base = select_base(req, m)?;
+    if let Some(w) = &base.wheels {
+        // Built from matrix data, which `--matrices` makes user input: held to what `--pip` may be.
+        for p in &w.packages {
+            sanitize::pip_requirement("matrices", p)?;
+        }
+    }
     let onnx = req.onnxruntime.then(|| onnxruntime_for(req.stack));
     let labels = labels(req, &base, onnx.as_ref())?;
     let notes: Vec<String> = base
@@ -266,6 +273,7 @@ pub fn render(req: &DockerfileRequest, m: &Matrices) -> Result<Rendered, Error> 
         pip_unpinned: pip.iter().any(|p| !p.contains(['=', '<', '>'])),
         pip,
         onnxruntime: onnx,
+        wheels: base.wheels.as_ref(),
         smoke_tests_dir: req.with_smoke_tests.then_some(SMOKE_TESTS_DIR),
         user: USER_NAME,
         uid: USER_UID,
@@ -274,7 +282,12 @@ pub fn render(req: &DockerfileRequest, m: &Matrices) -> Result<Rendered, Error> 
             Stack::Ngc | Stack::Cpu => Vec::new(),
         },
     };
-    let dockerfile = render_template(&format!("{}-pytorch.Dockerfile.j2", req.stack), &ctx)?;
+    // A Core SDK release's PyTorch is wheels on a plain OS image, not a rocm/pytorch image: its own template.
+    let template = match &base.wheels {
+        Some(_) => "rocm-wheels-pytorch.Dockerfile.j2".to_string(),
+        None => format!("{}-pytorch.Dockerfile.j2", req.stack),
+    };
+    let dockerfile = render_template(&template, &ctx)?;
     let mut files = vec![(
         PathBuf::from(".dockerignore"),
         render_template("dockerignore.j2", &ctx)?.into_bytes(),

@@ -374,6 +374,9 @@ fn validate_rocm(f: &RocmFile, src: &(String, String)) -> Result<(), MatrixError
                 true,
             )?;
         }
+        if let Some(w) = &r.wheels {
+            check_wheels(src, &v.to_string(), w)?;
+        }
         for b in &r.built {
             check_provenance(
                 src,
@@ -394,6 +397,85 @@ fn validate_rocm(f: &RocmFile, src: &(String, String)) -> Result<(), MatrixError
         )?;
     }
     Ok(())
+}
+
+/// A release's `wheels:`: its values reach a `RUN pip install` line of a generated Dockerfile, so each is held
+/// to what it may be (an https index, a pinned OS image, versions); `--matrices` makes them user input.
+fn check_wheels(
+    src: &(String, String),
+    v: &str,
+    w: &crate::matrix::RocmWheels,
+) -> Result<(), MatrixError> {
+    let url_ok = w.index.starts_with("https://")
+        && w.index.ends_with('/')
+        && w.index.len() > "https://".len() + 1
+        && w.index
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_' | '/' | ':'));
+    if !url_ok {
+        return Err(fail(
+            src,
+            "index",
+            &w.index,
+            0,
+            format!("release {v}: wheel index `{}` is not an https:// URL ending in `/` (letters, digits, `.-_/:` only)", w.index),
+        ));
+    }
+    // `repository:tag`, pinned by its tag; the Dockerfile renderer parses it again as an image reference.
+    let tagged = w
+        .base
+        .rsplit('/')
+        .next()
+        .and_then(|last| last.split_once(':'));
+    let base_ok = tagged
+        .is_some_and(|(name, tag)| !name.is_empty() && !tag.is_empty() && tag != "latest")
+        && w.base
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_' | '/' | ':'));
+    if !base_ok {
+        return Err(fail(
+            src,
+            "base",
+            &w.base,
+            0,
+            format!("release {v}: wheel base image `{}` is not `repository:tag` (a tag other than latest)", w.base),
+        ));
+    }
+    let versions = [("ubuntu", &w.ubuntu), ("python", &w.python)]
+        .into_iter()
+        .chain(
+            w.builds
+                .iter()
+                .flat_map(|b| [("pytorch", &b.pytorch), ("torchvision", &b.torchvision)]),
+        );
+    for (key, value) in versions {
+        if crate::version::parse_with_parts(value).is_err() {
+            return Err(fail(
+                src,
+                key,
+                value,
+                0,
+                format!("release {v}: wheel {key} `{value}` is not a version like 2.13.0"),
+            ));
+        }
+    }
+    if w.builds.is_empty() || w.devices.is_empty() {
+        return Err(fail(
+            src,
+            "index",
+            &w.index,
+            0,
+            format!("release {v}: wheels need at least one build and one device"),
+        ));
+    }
+    check_provenance(
+        src,
+        item_line(&src.1, "index", &w.index),
+        &format!("release {v}: wheels"),
+        &w.provenance,
+        fields::ROCM_WHEELS,
+        false,
+    )
 }
 
 /// The version as written in the file (`6.2` or `6.2.0`), so its line can be found.

@@ -88,6 +88,9 @@ pub struct RocmRelease {
     /// Real `rocm/pytorch` image tags for this release.
     #[serde(default)]
     pub images: Vec<RocmImage>,
+    /// PyTorch as AMD publishes it for a Core SDK release: pip wheels from AMD's index, on a plain OS image.
+    #[serde(default)]
+    pub wheels: Option<RocmWheels>,
     /// Free-form notes shown in findings.
     #[serde(default)]
     pub notes: Vec<String>,
@@ -264,6 +267,38 @@ pub struct RocmImage {
     /// Where the tag was seen.
     #[serde(default, flatten)]
     pub provenance: Provenance,
+}
+
+/// AMD's PyTorch wheels for a Core SDK release, as its docs install them: `torch[device-gfxNNN]` from AMD's
+/// multi-arch pip index (the wheel brings `rocm[libraries]` and the GPU's kernels), on a plain OS image.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RocmWheels {
+    /// The pip index, e.g. `https://repo.amd.com/rocm/whl-multi-arch/` (an `https://` URL).
+    pub index: String,
+    /// The OS image the wheels go on, `repository:tag` (e.g. `ubuntu:24.04`).
+    pub base: String,
+    /// Ubuntu version of that image.
+    pub ubuntu: String,
+    /// Its Python (`python3`), which the wheels must support.
+    pub python: String,
+    /// The `[device-*]` extras the index has: one per gfx target with kernels in the wheels.
+    pub devices: Vec<GfxTarget>,
+    /// The torch builds for this release, newest first.
+    pub builds: Vec<WheelBuild>,
+    /// Where the index, the version scheme and the builds come from.
+    #[serde(default, flatten)]
+    pub provenance: Provenance,
+}
+
+/// One torch build on a wheel index and the torchvision that goes with it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WheelBuild {
+    /// The torch version, without the local `+rocmX.Y.Z` label the index adds (e.g. `2.13.0`).
+    pub pytorch: String,
+    /// The torchvision series built with it (e.g. `0.28`).
+    pub torchvision: String,
 }
 
 // ---------------------------------------------------------------- cuda.yaml
@@ -510,6 +545,7 @@ pub mod fields {
         "built",
         "pytorch",
         "images",
+        "wheels",
         "notes",
     ];
     /// A `left_out:` entry of rocm.yaml.
@@ -518,6 +554,8 @@ pub mod fields {
     pub const BUILT_TARGETS: &[&str] = &["component", "targets"];
     /// A `rocm/pytorch` image.
     pub const ROCM_IMAGE: &[&str] = &["tag", "ubuntu", "python", "pytorch", "digest"];
+    /// A Core SDK release's PyTorch wheels.
+    pub const ROCM_WHEELS: &[&str] = &["index", "base", "ubuntu", "python", "devices", "builds"];
     /// A CUDA major's compatibility floor.
     pub const CUDA_FAMILY: &[&str] = &["major", "min_driver"];
     /// A CUDA release.

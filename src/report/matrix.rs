@@ -203,7 +203,7 @@ fn rocm_drivers(r: &RocmRelease) -> String {
     drivers
 }
 
-/// Writes the release's rocm/pytorch images, one a row, marking unconfirmed ones.
+/// Writes the release's rocm/pytorch images, one a row, marking unconfirmed ones, and its PyTorch wheels.
 fn rocm_images(r: &RocmRelease, out: &mut dyn Write) -> io::Result<()> {
     if r.images.is_empty() {
         row(out, "images", "-")?;
@@ -219,6 +219,25 @@ fn rocm_images(r: &RocmRelease, out: &mut dyn Write) -> io::Result<()> {
             if i == 0 { "images" } else { "" },
             format!("rocm/pytorch:{}{mark}", img.tag),
         )?;
+    }
+    if let Some(w) = &r.wheels {
+        let builds: Vec<String> = w
+            .builds
+            .iter()
+            .map(|b| {
+                format!(
+                    "torch {}+rocm{} (torchvision {})",
+                    b.pytorch, r.version, b.torchvision
+                )
+            })
+            .collect();
+        row(
+            out,
+            "wheels",
+            format!("{} on {}, from {}", list(&builds), w.base, w.index),
+        )?;
+        let devices: Vec<String> = w.devices.iter().map(|d| d.to_string()).collect();
+        row(out, "", format!("[device-*] extras: {}", list(&devices)))?;
     }
     Ok(())
 }

@@ -55,7 +55,14 @@ fn gfx_with_crashing_override_is_refused_with_nearest() {
     let (flag, message) = usage(&r);
     assert_eq!(flag, "gfx");
     assert!(message.contains("running gfx1010"), "{message}");
-    assert!(message.contains("nearest: rocm"), "{message}");
+    // The nearest are the newest bases: Core SDK wheels first, then rocm/pytorch tags.
+    let nearest = message.split("nearest: ").nth(1).expect("a nearest list");
+    assert!(
+        nearest.starts_with("torch ")
+            && nearest.contains("wheels on ubuntu:24.04")
+            && nearest.contains(", rocm"),
+        "{message}"
+    );
 }
 
 #[test]
@@ -66,7 +73,9 @@ fn unknown_rocm_pytorch_combination_lists_nearest() {
     let (flag, message) = usage(&r);
     assert_eq!(flag, "rocm/pytorch");
     assert!(
-        message.starts_with("no rocm/pytorch image for ROCm 6.9 with PyTorch 2.4; nearest: "),
+        message.starts_with(
+            "no rocm/pytorch image or ROCm wheels for ROCm 6.9 with PyTorch 2.4; nearest: "
+        ),
         "{message}"
     );
     let list = message.split("nearest: ").nth(1).unwrap();

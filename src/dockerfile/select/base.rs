@@ -29,6 +29,17 @@ pub struct BaseImage {
     pub unconfirmed: bool,
     /// One-line remarks for the Dockerfile header and the caller (why this image, what to check).
     pub notes: Vec<String>,
+    /// For a Core SDK release: the PyTorch wheels to install on the plain OS image `reference` names.
+    pub wheels: Option<WheelInstall>,
+}
+
+/// The `pip install` that puts a Core SDK release's PyTorch on a plain OS image.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct WheelInstall {
+    /// AMD's pip index (`--index-url`).
+    pub index: String,
+    /// The requirements, pinned: `torch[device-gfx942]==2.13.0+rocm10.0.0`, `torchvision[…]==0.28.*`.
+    pub packages: Vec<String>,
 }
 
 /// `--base` on the rocm or ngc stack: the matrices still pick the release (ROCm, PyTorch, CUDA versions, and so the

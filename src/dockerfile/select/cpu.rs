@@ -24,6 +24,7 @@ pub(super) fn select_cpu(req: &DockerfileRequest) -> Result<BaseImage, Error> {
             cuda: None,
             unconfirmed: false,
             notes: Vec::new(),
+            wheels: None,
         });
     };
     let parsed = sanitize::image_reference("base", base)?;
@@ -51,5 +52,6 @@ pub(super) fn select_cpu(req: &DockerfileRequest) -> Result<BaseImage, Error> {
         notes: vec![format!(
             "{base} must be Debian-based with python3-torch in its apt sources"
         )],
+        wheels: None,
     })
 }

@@ -5,7 +5,7 @@ mod cpu;
 mod ngc;
 mod rocm;
 
-pub use base::BaseImage;
+pub use base::{BaseImage, WheelInstall};
 pub use cpu::CPU_DEFAULT_BASE;
 pub use rocm::ROCM_REPOSITORY;
 

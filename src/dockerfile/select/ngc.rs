@@ -32,6 +32,7 @@ fn ngc_base(r: &NgcRelease, repository: &str, notes: Vec<String>) -> Result<Base
         cuda: Some(r.cuda.to_string()),
         unconfirmed,
         notes,
+        wheels: None,
     })
 }
 

@@ -1,10 +1,11 @@
-//! Picking a `rocm/pytorch` tag: version filters, gfx targets (with overrides) and "nearest" suggestions.
+//! Picking the rocm stack's base: a `rocm/pytorch` tag (5.x-7.2.x) or a Core SDK release's PyTorch wheels on a
+//! plain OS image, by version filters and gfx targets (with overrides), with "nearest" suggestions.
 
-use super::base::{pinned, BaseImage, NEAREST};
+use super::base::{pinned, BaseImage, WheelInstall, NEAREST};
 use crate::dockerfile::request::DockerfileRequest;
 use crate::error::Error;
 use crate::gfx::GfxTarget;
-use crate::matrix::{Matrices, RocmImage, RocmRelease};
+use crate::matrix::{Matrices, RocmImage, RocmRelease, RocmWheels, WheelBuild};
 use crate::version::{parse_with_parts, Version};
 
 /// Where AMD publishes its PyTorch images.
@@ -60,46 +61,156 @@ pub(super) fn select_rocm(req: &DockerfileRequest, m: &Matrices) -> Result<BaseI
         .transpose()
         .ok()
         .flatten();
-    let fits = |r: &RocmRelease, i: &RocmImage| -> [bool; 4] {
+    let fits = |c: &Candidate| -> [bool; 4] {
         [
             series
                 .as_ref()
-                .is_none_or(|(v, p)| r.version.in_series(v, *p)),
+                .is_none_or(|(v, p)| c.release.version.in_series(v, *p)),
             req.pytorch
                 .as_deref()
-                .is_none_or(|p| version_prefix(&i.pytorch, p)),
+                .is_none_or(|p| version_prefix(c.pytorch, p)),
             req.ubuntu
                 .as_deref()
-                .is_none_or(|u| version_prefix(&i.ubuntu, u)),
+                .is_none_or(|u| version_prefix(c.ubuntu, u)),
             req.python
                 .as_deref()
-                .is_none_or(|p| version_prefix(&i.python, p)),
+                .is_none_or(|p| version_prefix(c.python, p)),
         ]
     };
-    let runs_all = |r: &RocmRelease| req.gfx.iter().all(|&t| runs(m, r, t).is_some());
+    let runs_all = |c: &Candidate| c.devices(m, &req.gfx).is_some();
     refuse_unserved_rocm(req, m, &series)?;
-    let all = images_newest_first(m);
+    let all = candidates_newest_first(m);
     let chosen = all
         .iter()
-        .find(|(r, i)| runs_all(r) && fits(r, i).iter().all(|&b| b));
-    let Some(&(release, image)) = chosen else {
+        .find(|c| runs_all(c) && fits(c).iter().all(|&b| b));
+    let Some(chosen) = chosen else {
         return Err(rocm_not_found(req, &all, &fits, &runs_all));
     };
-    let (reference, digest) = pinned(ROCM_REPOSITORY, &image.tag, image.digest.as_deref())?;
-    let unconfirmed = image.provenance.is_unconfirmed("*");
-    let notes = image_notes(req, m, release, image);
-    Ok(BaseImage {
-        reference,
-        digest,
-        matrix_release: format!("rocm-{}", release.version),
-        rocm: Some(release.version.to_string()),
-        pytorch: Some(image.pytorch.clone()),
-        python: Some(image.python.clone()),
-        ubuntu: Some(image.ubuntu.clone()),
-        cuda: None,
-        unconfirmed,
-        notes,
-    })
+    let notes = image_notes(req, m, chosen);
+    match chosen.source {
+        Source::Image(image) => {
+            let (reference, digest) = pinned(ROCM_REPOSITORY, &image.tag, image.digest.as_deref())?;
+            Ok(chosen.base_image(reference, digest, notes, None))
+        }
+        Source::Wheels(w, build) => {
+            let devices = chosen.devices(m, &req.gfx).unwrap_or_default();
+            let install = wheel_install(chosen.release, w, build, &devices);
+            // Matrix data, which `--matrices` makes user input: parsed like any image reference.
+            crate::sanitize::image_reference("matrices", &w.base)?;
+            Ok(chosen.base_image(w.base.clone(), None, notes, Some(install)))
+        }
+    }
+}
+
+/// Where a candidate's PyTorch comes from.
+#[derive(Clone, Copy)]
+enum Source<'m> {
+    /// A `rocm/pytorch` image tag.
+    Image(&'m RocmImage),
+    /// A Core SDK release's wheels: one torch build on AMD's index.
+    Wheels(&'m RocmWheels, &'m WheelBuild),
+}
+
+/// One way to get PyTorch on a ROCm release, with what the version flags are matched against.
+#[derive(Clone, Copy)]
+struct Candidate<'m> {
+    release: &'m RocmRelease,
+    source: Source<'m>,
+    pytorch: &'m str,
+    ubuntu: &'m str,
+    python: &'m str,
+}
+
+impl<'m> Candidate<'m> {
+    /// What an error lists for it: the tag, or the wheels and their base.
+    fn name(&self) -> String {
+        match self.source {
+            Source::Image(i) => i.tag.clone(),
+            Source::Wheels(w, b) => format!(
+                "torch {}+rocm{} wheels on {}",
+                b.pytorch, self.release.version, w.base
+            ),
+        }
+    }
+
+    /// True when the matrix marks it unconfirmed (an image tag seen only on Docker Hub, unconfirmed wheels).
+    fn unconfirmed(&self) -> bool {
+        match self.source {
+            Source::Image(i) => i.provenance.is_unconfirmed("*"),
+            Source::Wheels(w, _) => {
+                w.provenance.is_unconfirmed("*")
+                    || self.release.provenance.is_unconfirmed("pytorch")
+            }
+        }
+    }
+
+    /// The kernels each GPU needs (its own target, or its override's): `Some(targets)` when the release runs
+    /// every GPU and, for wheels, the index has a device package for each; `None` when it cannot.
+    fn devices(&self, m: &Matrices, gfx: &[GfxTarget]) -> Option<Vec<GfxTarget>> {
+        let mut out = Vec::new();
+        for &t in gfx {
+            let how = runs(m, self.release, t)?;
+            let needed = how.unwrap_or(t);
+            if let Source::Wheels(w, _) = self.source {
+                if !w.devices.contains(&needed) {
+                    return None;
+                }
+            }
+            if !out.contains(&needed) {
+                out.push(needed);
+            }
+        }
+        Some(out)
+    }
+
+    fn base_image(
+        &self,
+        reference: String,
+        digest: Option<String>,
+        notes: Vec<String>,
+        wheels: Option<WheelInstall>,
+    ) -> BaseImage {
+        BaseImage {
+            reference,
+            digest,
+            matrix_release: format!("rocm-{}", self.release.version),
+            rocm: Some(self.release.version.to_string()),
+            pytorch: Some(self.pytorch.to_string()),
+            python: Some(self.python.to_string()),
+            ubuntu: Some(self.ubuntu.to_string()),
+            cuda: None,
+            unconfirmed: self.unconfirmed(),
+            notes,
+            wheels,
+        }
+    }
+}
+
+/// The `pip install` of a wheel candidate, as AMD's docs write it: `torch[device-…]` and `torchvision[device-…]`
+/// from the release's index, torch pinned to the release's build (`2.13.0+rocm10.0.0`), so pip brings the
+/// matching `rocm[libraries]` and each GPU's kernels. No GPU named: every device (`device-all`).
+fn wheel_install(
+    release: &RocmRelease,
+    w: &RocmWheels,
+    build: &WheelBuild,
+    devices: &[GfxTarget],
+) -> WheelInstall {
+    let extras = if devices.is_empty() {
+        "device-all".to_string()
+    } else {
+        devices
+            .iter()
+            .map(|d| format!("device-{d}"))
+            .collect::<Vec<_>>()
+            .join(",")
+    };
+    WheelInstall {
+        index: w.index.clone(),
+        packages: vec![
+            format!("torch[{extras}]=={}+rocm{}", build.pytorch, release.version),
+            format!("torchvision[{extras}]=={}.*", build.torchvision),
+        ],
+    }
 }
 
 /// Refuses a `--rocm` that names a preview, a left-out series, or a series the matrices list no image for.
@@ -124,7 +235,7 @@ fn refuse_unserved_rocm(
                 .rocm
                 .releases
                 .iter()
-                .any(|r| r.version.in_series(v, *p) && !r.images.is_empty());
+                .any(|r| r.version.in_series(v, *p) && serves_pytorch(r));
             if !any_image {
                 return Err(no_image(m, release));
             }
@@ -133,38 +244,55 @@ fn refuse_unserved_rocm(
     Ok(())
 }
 
-/// Every image of every release, newest first: the order the first match is taken in.
-fn images_newest_first(m: &Matrices) -> Vec<(&RocmRelease, &RocmImage)> {
-    let mut all: Vec<(&RocmRelease, &RocmImage)> = m
-        .rocm
-        .releases
-        .iter()
-        .flat_map(|r| r.images.iter().map(move |i| (r, i)))
-        .collect();
-    // Newest ROCm, then PyTorch, Ubuntu, Python; then confirmed tags and AMD's `_release_` naming.
-    all.sort_by_key(|(r, i)| {
+/// True when the matrices say how to get PyTorch on `r`: an image tag or wheels.
+fn serves_pytorch(r: &RocmRelease) -> bool {
+    !r.images.is_empty() || r.wheels.is_some()
+}
+
+/// Every image and wheel build of every release, newest first: the order the first match is taken in.
+fn candidates_newest_first(m: &Matrices) -> Vec<Candidate<'_>> {
+    let mut all: Vec<Candidate> = Vec::new();
+    for r in &m.rocm.releases {
+        all.extend(r.images.iter().map(|i| Candidate {
+            release: r,
+            source: Source::Image(i),
+            pytorch: &i.pytorch,
+            ubuntu: &i.ubuntu,
+            python: &i.python,
+        }));
+        if let Some(w) = &r.wheels {
+            all.extend(w.builds.iter().map(|b| Candidate {
+                release: r,
+                source: Source::Wheels(w, b),
+                pytorch: &b.pytorch,
+                ubuntu: &w.ubuntu,
+                python: &w.python,
+            }));
+        }
+    }
+    // Newest ROCm, then PyTorch, Ubuntu, Python; then confirmed ones and AMD's `_release_` tag naming.
+    all.sort_by_key(|c| {
         std::cmp::Reverse((
-            r.version.clone(),
-            num_key(&i.pytorch),
-            num_key(&i.ubuntu),
-            num_key(&i.python),
-            !i.provenance.is_unconfirmed("*"),
-            i.tag.contains("_release_"),
+            c.release.version.clone(),
+            num_key(c.pytorch),
+            num_key(c.ubuntu),
+            num_key(c.python),
+            !c.unconfirmed(),
+            match c.source {
+                Source::Image(i) => i.tag.contains("_release_"),
+                Source::Wheels(..) => true,
+            },
         ))
     });
     all
 }
 
-/// What to say about the chosen image: an unconfirmed tag, a newer release without images, overrides.
-fn image_notes(
-    req: &DockerfileRequest,
-    m: &Matrices,
-    release: &RocmRelease,
-    image: &RocmImage,
-) -> Vec<String> {
+/// What to say about the chosen base: an unconfirmed tag, wheels, a newer release without either, overrides.
+fn image_notes(req: &DockerfileRequest, m: &Matrices, c: &Candidate) -> Vec<String> {
+    let release = c.release;
     let mut notes = Vec::new();
-    if image.provenance.is_unconfirmed("*") {
-        notes.push(format!(
+    match c.source {
+        Source::Image(image) if c.unconfirmed() => notes.push(format!(
             "the matrix marks tag {} unconfirmed ({}): check that it exists before building",
             image.tag,
             image
@@ -172,12 +300,28 @@ fn image_notes(
                 .source
                 .as_deref()
                 .unwrap_or("no source given")
-        ));
+        )),
+        Source::Wheels(w, _) => {
+            notes.push(format!(
+                "ROCm {} ({} stream) has no rocm/pytorch image: AMD publishes its PyTorch as wheels on {}, installed here on {}",
+                release.version,
+                release.stream.as_str(),
+                w.index,
+                w.base
+            ));
+            if c.unconfirmed() {
+                notes.push(format!(
+                    "the matrix marks these wheels unconfirmed ({}): check that the versions exist on the index before building",
+                    w.provenance.source.as_deref().unwrap_or("no source given")
+                ));
+            }
+        }
+        Source::Image(_) => {}
     }
     let newest = m.newest_rocm();
-    if req.rocm.is_none() && newest.version > release.version && newest.images.is_empty() {
+    if req.rocm.is_none() && newest.version > release.version && !serves_pytorch(newest) {
         notes.push(format!(
-            "ROCm {} ({} stream) is the newest release, but the matrices list no PyTorch image for it{}; this image is ROCm {}, the newest release with one",
+            "ROCm {} ({} stream) is the newest release, but the matrices list no PyTorch image or wheels for it{}; this is ROCm {}, the newest release with one",
             newest.version,
             newest.stream.as_str(),
             where_pytorch_is(newest),
@@ -185,7 +329,10 @@ fn image_notes(
         ));
     }
     if req.gfx.is_empty() {
-        notes.push("no GPU given: this is the newest matching image; pass --gfx to pick one that builds your GPU".into());
+        notes.push(match c.source {
+            Source::Image(_) => "no GPU given: this is the newest matching image; pass --gfx to pick one that builds your GPU".into(),
+            Source::Wheels(..) => "no GPU given: the wheels bring every GPU's kernels (device-all); pass --gfx to install only yours".into(),
+        });
     }
     for &t in &req.gfx {
         if let Some(Some(to)) = runs(m, release, t) {
@@ -201,12 +348,12 @@ fn image_notes(
 
 /// "ROCm 10.1.0 has no PyTorch image": the newest release that has one, as the flag to use.
 fn no_image(m: &Matrices, release: &RocmRelease) -> Error {
-    let with = m.production().rev().find(|r| !r.images.is_empty());
+    let with = m.production().rev().find(|r| serves_pytorch(r));
     Error::Invalid {
         fields: vec!["rocm".into()],
         value: None,
         message: format!(
-            "the matrices list no PyTorch image for ROCm {} ({} stream{}); the newest release with one is {}",
+            "the matrices list no PyTorch image or wheels for ROCm {} ({} stream{}); the newest release with one is {}",
             release.version,
             release.stream.as_str(),
             where_pytorch_is(release),
@@ -232,9 +379,9 @@ fn where_pytorch_is(release: &RocmRelease) -> String {
 /// The "nothing matches" error, listing the images closest to what was asked.
 fn rocm_not_found(
     req: &DockerfileRequest,
-    all: &[(&RocmRelease, &RocmImage)],
-    fits: &dyn Fn(&RocmRelease, &RocmImage) -> [bool; 4],
-    runs_all: &dyn Fn(&RocmRelease) -> bool,
+    all: &[Candidate],
+    fits: &dyn Fn(&Candidate) -> [bool; 4],
+    runs_all: &dyn Fn(&Candidate) -> bool,
 ) -> Error {
     let asked = [&req.rocm, &req.pytorch, &req.ubuntu, &req.python];
     let names = ["rocm", "pytorch", "ubuntu", "python"];
@@ -255,7 +402,7 @@ fn rocm_not_found(
         wanted.push(format!("running {}", gfx.join(", ")));
         flags.push("gfx");
     }
-    let any_runs = all.iter().any(|(r, _)| runs_all(r));
+    let any_runs = all.iter().any(runs_all);
     let rocm_want = req.rocm.as_deref().map(num_key);
     let pt_want = req.pytorch.as_deref().map(num_key);
     let distance = |have: &[u64], want: &Option<Vec<u64>>| -> u64 {
@@ -264,25 +411,18 @@ fn rocm_not_found(
             (at(have, 0).abs_diff(at(w, 0))) * 100 + at(have, 1).abs_diff(at(w, 1))
         })
     };
-    let mut near: Vec<&(&RocmRelease, &RocmImage)> = all
-        .iter()
-        .filter(|(r, _)| !any_runs || runs_all(r))
-        .collect();
+    let mut near: Vec<&Candidate> = all.iter().filter(|c| !any_runs || runs_all(c)).collect();
     // Stable sort: among equals, the newest-first order of `all` decides.
-    near.sort_by_key(|(r, i)| {
-        let missed = fits(r, i).iter().filter(|&&b| !b).count();
-        let rv = [r.version.major(), r.version.minor()];
+    near.sort_by_key(|c| {
+        let missed = fits(c).iter().filter(|&&b| !b).count();
+        let rv = [c.release.version.major(), c.release.version.minor()];
         (
             missed,
             distance(&rv, &rocm_want),
-            distance(&num_key(&i.pytorch), &pt_want),
+            distance(&num_key(c.pytorch), &pt_want),
         )
     });
-    let list: Vec<&str> = near
-        .iter()
-        .take(NEAREST)
-        .map(|(_, i)| i.tag.as_str())
-        .collect();
+    let list: Vec<String> = near.iter().take(NEAREST).map(|c| c.name()).collect();
     let flag: Vec<String> = if flags.is_empty() {
         vec!["matrices".to_string()]
     } else {
@@ -292,7 +432,7 @@ fn rocm_not_found(
         fields: flag,
         value: None,
         message: format!(
-            "no rocm/pytorch image for {}; nearest: {}",
+            "no rocm/pytorch image or ROCm wheels for {}; nearest: {}",
             if wanted.is_empty() {
                 "any release".into()
             } else {
