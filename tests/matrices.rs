@@ -178,6 +178,64 @@ fn embedded_rocm_facts() {
     assert_eq!(r62.pytorch, ["2.3", "2.2", "2.1", "2.0", "1.13"]);
 }
 
+/// The Core SDK 10.0.0 `built:` comes from TheRock's release build at its release commit
+/// (ROCm/TheRock@16adc4d875fd4f65ea23c7c84e1c66706fde3047): rocBLAS is compiled for every target of the
+/// families a release run builds, and the PyTorch wheels for the same families, less gfx90c on 2.11/2.13.
+#[test]
+fn core_sdk_built_comes_from_therock() {
+    use rocmenv::matrix::GfxRun;
+    let m = m();
+    let r = m.rocm_release("10.0.0").unwrap();
+    // gfx1031 (RX 6700 XT) is not in AMD's 10.0.0 list, but rocBLAS and every wheel have it: it runs natively
+    // there, while 7.14.1 (no `built:`) still needs the gfx1030 override.
+    assert!(r.gfx_status(gfx("gfx1031")).is_none());
+    assert!(r.built_by_components(gfx("gfx1031")) && r.builds(gfx("gfx1031")));
+    assert!(matches!(
+        m.gfx_on_release(r, gfx("gfx1031")),
+        GfxRun::BuiltNotSupported(_)
+    ));
+    assert!(!m.rocm_release("7.14.1").unwrap().builds(gfx("gfx1031")));
+    // gfx90c: rocBLAS has it, but the 2.11 and 2.13 wheels drop its family, so it is not built; it runs through
+    // its override, gfx900, which both components build.
+    let rocblas = r.built.iter().find(|b| b.component == "rocBLAS").unwrap();
+    assert!(rocblas.targets.contains(&gfx("gfx90c")));
+    assert!(!r.built_by_components(gfx("gfx90c")));
+    assert!(r.built_by_components(gfx("gfx900")));
+    assert!(matches!(
+        m.gfx_on_release(r, gfx("gfx90c")),
+        GfxRun::Override(a) if a.target == gfx("gfx900")
+    ));
+    // Every target AMD lists for 10.0.0 is one the release build compiles.
+    for g in &r.gfx {
+        assert!(r.built_by_components(g.target), "{}", g.target);
+    }
+    // 7.14.0 and 7.14.1 (GPU families read from an unpinned CI config) and 10.1.0 (commit not read) have none.
+    for v in ["7.14.0", "7.14.1", "10.1.0"] {
+        assert!(m.rocm_release(v).unwrap().built.is_empty(), "{v}");
+    }
+    // The releases are pinned to their TheRock commits, and 7.14.1 is confirmed but for the carried rows.
+    for (v, commit) in [
+        ("7.14.0", "418cd5f63abb7a604bad5874cd7b2e29334e640f"),
+        ("7.14.1", "f51dc6c91e0d3214f22853fd5cb3f96dbc7d2c4b"),
+        ("10.0.0", "16adc4d875fd4f65ea23c7c84e1c66706fde3047"),
+    ] {
+        let source = m
+            .rocm_release(v)
+            .unwrap()
+            .provenance
+            .source
+            .clone()
+            .unwrap();
+        assert!(
+            source.contains(&format!("ROCm/TheRock@{commit}:version.json")),
+            "{v}: {source}"
+        );
+    }
+    let r7141 = m.rocm_release("7.14.1").unwrap();
+    assert!(!r7141.provenance.is_unconfirmed("*"));
+    assert!(r7141.provenance.is_unconfirmed("gfx") && !r7141.provenance.is_unconfirmed("status"));
+}
+
 #[test]
 fn every_image_tag_names_its_release() {
     let m = m();
@@ -873,6 +931,11 @@ fn every_gfx_is_known_to_gfx_rs() {
     for r in &m.rocm.releases {
         for g in &r.gfx {
             named.push((format!("ROCm {}", r.version), g.target));
+        }
+        for b in &r.built {
+            for t in &b.targets {
+                named.push((format!("ROCm {} built by {}", r.version, b.component), *t));
+            }
         }
     }
     for (where_, t) in named {
