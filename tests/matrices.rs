@@ -779,7 +779,12 @@ fn unconfirmed_field_lists_match_the_schema() {
     let r = m.rocm_release("7.2.4").unwrap();
     assert_eq!(keys(r), sorted(fields::ROCM_RELEASE));
     assert_eq!(keys(&r.images[0]), sorted(fields::ROCM_IMAGE));
-    let wheels = m.rocm.releases.iter().find_map(|r| r.wheels.as_ref()).unwrap();
+    let wheels = m
+        .rocm
+        .releases
+        .iter()
+        .find_map(|r| r.wheels.as_ref())
+        .unwrap();
     assert_eq!(keys(wheels), sorted(fields::ROCM_WHEELS));
     assert_eq!(keys(&m.cuda.families[0]), sorted(fields::CUDA_FAMILY));
     assert_eq!(keys(&m.cuda.releases[0]), sorted(fields::CUDA_RELEASE));

@@ -34,8 +34,10 @@ fn pytorch_prefix_matches_whole_parts_only() {
 
 #[test]
 fn gfx_override_reaches_releases_that_build_the_target() {
-    // gfx1031 is never built; gpus.yaml sends it to gfx1030, so releases building gfx1030 qualify.
+    // gfx1031 is not built by the legacy releases; gpus.yaml sends it to gfx1030, so releases building gfx1030
+    // qualify. (ROCm 10.0.0's wheels build it: see core_sdk_wheels_follow_the_gpus_and_the_pytorch_flag.)
     let mut r = req(Stack::Rocm);
+    r.rocm = Some("7.2".into());
     r.gfx = vec!["gfx1031".parse().unwrap()];
     let b = select_base(&r, m()).unwrap();
     assert!(
@@ -49,20 +51,23 @@ fn gfx_override_reaches_releases_that_build_the_target() {
 
 #[test]
 fn gfx_with_crashing_override_is_refused_with_nearest() {
-    // gfx1010's override crashes (different ISA), so no release runs it.
+    // gfx1010's override crashes (different ISA), so no 7.x legacy release runs it (10.0.0 builds it natively).
     let mut r = req(Stack::Rocm);
+    r.rocm = Some("7.2".into());
     r.gfx = vec!["gfx1010".parse().unwrap()];
     let (flag, message) = usage(&r);
-    assert_eq!(flag, "gfx");
-    assert!(message.contains("running gfx1010"), "{message}");
-    // The nearest are the newest bases: Core SDK wheels first, then rocm/pytorch tags.
-    let nearest = message.split("nearest: ").nth(1).expect("a nearest list");
+    assert_eq!(flag, "rocm/gfx");
     assert!(
-        nearest.starts_with("torch ")
-            && nearest.contains("wheels on ubuntu:24.04")
-            && nearest.contains(", rocm"),
+        message.contains("ROCm 7.2 with running gfx1010"),
         "{message}"
     );
+    // The nearest are what runs it: 10.0.0's wheels, whose libraries are built for gfx1010.
+    let nearest = message.split("nearest: ").nth(1).expect("a nearest list");
+    assert!(
+        nearest.starts_with("torch 2.13.0+rocm10.0.0 wheels on ubuntu:24.04"),
+        "{message}"
+    );
+    assert!(!nearest.contains("rocm7"), "{message}");
 }
 
 #[test]

@@ -335,6 +335,12 @@ fn image_notes(req: &DockerfileRequest, m: &Matrices, c: &Candidate) -> Vec<Stri
         });
     }
     for &t in &req.gfx {
+        if let crate::matrix::GfxRun::BuiltNotSupported(_) = m.gfx_on_release(release, t) {
+            notes.push(format!(
+                "ROCm {} ships kernels for {t}, but AMD does not list it as supported: it runs untested",
+                release.version
+            ));
+        }
         if let Some(Some(to)) = runs(m, release, t) {
             notes.push(format!(
                 "ROCm {} does not build {t}; it runs as {to} with HSA_OVERRIDE_GFX_VERSION={}",
