@@ -375,3 +375,37 @@ fn rocm_without_a_release_lists_streams_and_the_core_sdk() {
         "`10` is the newest 10.x"
     );
 }
+
+/// Issue 22: the release list says which fields of each record are unconfirmed, so a release whose tables were
+/// carried from an earlier one (10.1.0) is told apart from one read whole; `matrix rocm 10.0.0` shows its wheels.
+#[test]
+fn the_release_list_names_unconfirmed_fields_and_wheels() {
+    let t = text(&["matrix", "rocm"]);
+    let row = t
+        .lines()
+        .find(|l| l.trim_start().starts_with("10.1.0"))
+        .unwrap();
+    assert!(
+        row.ends_with("(unconfirmed: distros, gfx, kernel_drivers, pytorch)"),
+        "{row}"
+    );
+    let row = t
+        .lines()
+        .find(|l| l.trim_start().starts_with("7.2.4"))
+        .unwrap();
+    assert!(!row.contains("unconfirmed"), "{row}");
+    let o = rocmenv(&["matrix", "rocm", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let rows = v["rocm_releases"]["releases"].as_array().unwrap();
+    let r = rows.iter().find(|r| r["version"] == "10.1.0").unwrap();
+    assert_eq!(
+        r["unconfirmed"],
+        serde_json::json!(["distros", "gfx", "kernel_drivers", "pytorch"])
+    );
+    let t = text(&["matrix", "rocm", "10.0.0"]);
+    assert!(
+        t.contains("wheels           torch 2.13.0+rocm10.0.0 (torchvision 0.28)")
+            && t.contains("on ubuntu:24.04, from https://repo.amd.com/rocm/whl-multi-arch/"),
+        "{t}"
+    );
+}

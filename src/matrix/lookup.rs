@@ -110,8 +110,9 @@ pub struct RocmReleaseRow {
     pub pytorch: Option<String>,
     /// gfx targets it lists as supported, deprecated or experimental.
     pub gfx: usize,
-    /// True when every field is marked unconfirmed.
-    pub unconfirmed: bool,
+    /// The fields of the record marked unconfirmed (`*`: all of them), e.g. the rows a release carries from an
+    /// earlier one whose own tables were not read.
+    pub unconfirmed: Vec<String>,
 }
 
 /// `matrix gfx gfxNNNN`: what is known about a target and how it runs on every release.
@@ -280,7 +281,7 @@ impl Matrices {
                             .iter()
                             .filter(|g| g.status != SupportStatus::Unsupported)
                             .count(),
-                        unconfirmed: r.provenance.is_unconfirmed("*"),
+                        unconfirmed: r.provenance.unconfirmed.clone(),
                     })
                     .collect(),
                 newest: self.newest_rocm().version.clone(),

@@ -78,7 +78,11 @@ fn rocm_releases(a: &RocmReleasesAnswer, origin: &str, out: &mut dyn Write) -> i
             r.prefix,
             r.pytorch.as_deref().unwrap_or("-"),
             r.gfx,
-            if r.unconfirmed { "  (unconfirmed)" } else { "" }
+            match r.unconfirmed.as_slice() {
+                [] => String::new(),
+                [all] if all == "*" => "  (unconfirmed)".into(),
+                some => format!("  (unconfirmed: {})", some.join(", ")),
+            }
         )?;
     }
     Ok(())
