@@ -1136,3 +1136,34 @@ fn a_gpu_entry_with_vendor_cpu_is_refused() {
         "{e}"
     );
 }
+
+/// Issue 22: a release's `wheels:` reach a `RUN pip install` line, and `--matrices` makes them user input: an index
+/// that is not a plain https URL, an unpinned base or a version that is not one is refused on load with its line.
+#[test]
+fn hostile_wheels_are_refused_with_their_line() {
+    for (from, to, says) in [
+        (
+            "index: \"https://repo.amd.com/rocm/whl-multi-arch/\"",
+            "index: \"https://repo.amd.com/rocm/$(reboot)/\"",
+            "is not an https:// URL",
+        ),
+        (
+            "index: \"https://repo.amd.com/rocm/whl-multi-arch/\"",
+            "index: \"http://repo.amd.com/rocm/whl-multi-arch/\"",
+            "is not an https:// URL",
+        ),
+        ("base: \"ubuntu:24.04\"", "base: \"ubuntu:latest\"", "is not `repository:tag`"),
+        ("base: \"ubuntu:24.04\"", "base: \"ubuntu\"", "is not `repository:tag`"),
+        (
+            "{pytorch: \"2.13.0\", torchvision: \"0.28\"}",
+            "{pytorch: \"2.13.0 --pre\", torchvision: \"0.28\"}",
+            "is not a version",
+        ),
+    ] {
+        let (text, line) = corrupt(ROCM, from, to);
+        let d = dir_with("rocm.yaml", Some(text.as_bytes()));
+        let e = Matrices::load_dir(d.path()).expect_err("must not load");
+        assert_eq!(e.line, Some(line), "{to}: {e}");
+        assert!(e.message.contains(says), "{to}: {e}");
+    }
+}
