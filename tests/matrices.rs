@@ -1152,8 +1152,16 @@ fn hostile_wheels_are_refused_with_their_line() {
             "index: \"http://repo.amd.com/rocm/whl-multi-arch/\"",
             "is not an https:// URL",
         ),
-        ("base: \"ubuntu:24.04\"", "base: \"ubuntu:latest\"", "is not `repository:tag`"),
-        ("base: \"ubuntu:24.04\"", "base: \"ubuntu\"", "is not `repository:tag`"),
+        (
+            "base: \"ubuntu:24.04\"",
+            "base: \"ubuntu:latest\"",
+            "is not `repository:tag`",
+        ),
+        (
+            "base: \"ubuntu:24.04\"",
+            "base: \"ubuntu\"",
+            "is not `repository:tag`",
+        ),
         (
             "{pytorch: \"2.13.0\", torchvision: \"0.28\"}",
             "{pytorch: \"2.13.0 --pre\", torchvision: \"0.28\"}",

@@ -539,6 +539,48 @@ mod tests {
         v.iter().find(|f| f.id == id).unwrap()
     }
 
+    /// Issue 22: an image of Core SDK wheels has no version file; the real probe script asks `rocm-sdk version`
+    /// (here a stand-in on PATH that answers as the wheel's does), and the driver check judges that release.
+    #[test]
+    fn the_probe_reads_core_sdk_wheels_through_rocm_sdk() {
+        if std::path::Path::new("/opt/rocm/.info/version").exists()
+            || std::path::Path::new("/opt/rocm/core/.info/version").exists()
+        {
+            println!("SKIP: this machine has /opt/rocm version files, which the probe reads first");
+            return;
+        }
+        let bin = tempfile::tempdir().unwrap();
+        let fake = bin.path().join("rocm-sdk");
+        std::fs::write(&fake, "#!/bin/sh\n[ \"$1\" = version ] && echo 10.0.0\n").unwrap();
+        let mut perms = std::fs::metadata(&fake).unwrap().permissions();
+        std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
+        std::fs::set_permissions(&fake, perms).unwrap();
+        // PATH without python3: the probe says so and still reads the ROCm section.
+        let out = std::process::Command::new("/bin/sh")
+            .args(["-c", PROBE_SCRIPT, PROBE_PY])
+            .env("PATH", format!("{}:/nonexistent", bin.path().display()))
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        let f = ImageFacts::parse(&text, vec![]);
+        assert_eq!(f.rocm_version(), Some("10.0.0"), "{text}");
+        let m = m();
+        let mut t = target(&m, Stack::Rocm, &["gfx942"], &[]);
+        t.host_rocm = m.rocm_release("7.14.0");
+        let v = check(&f, &t, &m);
+        let d = find(&v, "image.rocm-driver");
+        assert_eq!(d.status, Status::Pass, "{d:?}");
+        assert!(
+            d.summary
+                .contains("ROCm 10.0.0 in the image runs on the hosts' amdgpu driver 31.40"),
+            "{d:?}"
+        );
+        // A host on ROCm 6.2's driver is outside 10.0.0's window.
+        t.host_rocm = m.rocm_release("6.2");
+        let v = check(&f, &t, &m);
+        assert_eq!(find(&v, "image.rocm-driver").status, Status::Fail);
+    }
+
     #[test]
     fn hostile_probe_output_is_read_as_facts_never_a_panic() {
         let m = m();
