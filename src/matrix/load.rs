@@ -406,12 +406,15 @@ fn check_wheels(
     v: &str,
     w: &crate::matrix::RocmWheels,
 ) -> Result<(), MatrixError> {
+    // Both the index and the base reach a shell word: letters, digits and `.-_/:` only.
+    let plain = |t: &str| {
+        t.chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_' | '/' | ':'))
+    };
     let url_ok = w.index.starts_with("https://")
         && w.index.ends_with('/')
         && w.index.len() > "https://".len() + 1
-        && w.index
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_' | '/' | ':'));
+        && plain(&w.index);
     if !url_ok {
         return Err(fail(
             src,
@@ -429,9 +432,7 @@ fn check_wheels(
         .and_then(|last| last.split_once(':'));
     let base_ok = tagged
         .is_some_and(|(name, tag)| !name.is_empty() && !tag.is_empty() && tag != "latest")
-        && w.base
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_' | '/' | ':'));
+        && plain(&w.base);
     if !base_ok {
         return Err(fail(
             src,

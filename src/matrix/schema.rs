@@ -301,6 +301,14 @@ pub struct WheelBuild {
     pub torchvision: String,
 }
 
+impl WheelBuild {
+    /// The torch version on the index for ROCm release `rocm`: AMD's stable builds carry it as the local label,
+    /// `2.13.0+rocm10.0.0` (TheRock `docs/packaging/versioning.md`).
+    pub fn torch(&self, rocm: &crate::version::Version) -> String {
+        format!("{}+rocm{rocm}", self.pytorch)
+    }
+}
+
 // ---------------------------------------------------------------- cuda.yaml
 
 /// `cuda.yaml`: CUDA toolkit releases and their driver floors.

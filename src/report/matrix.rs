@@ -230,8 +230,9 @@ fn rocm_images(r: &RocmRelease, out: &mut dyn Write) -> io::Result<()> {
             .iter()
             .map(|b| {
                 format!(
-                    "torch {}+rocm{} (torchvision {})",
-                    b.pytorch, r.version, b.torchvision
+                    "torch {} (torchvision {})",
+                    b.torch(&r.version),
+                    b.torchvision
                 )
             })
             .collect();

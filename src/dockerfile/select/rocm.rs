@@ -5,7 +5,7 @@ use super::base::{pinned, BaseImage, WheelInstall, NEAREST};
 use crate::dockerfile::request::DockerfileRequest;
 use crate::error::Error;
 use crate::gfx::GfxTarget;
-use crate::matrix::{Matrices, RocmImage, RocmRelease, RocmWheels, WheelBuild};
+use crate::matrix::{GfxRun, Matrices, RocmImage, RocmRelease, RocmWheels, WheelBuild};
 use crate::version::{parse_with_parts, Version};
 
 /// Where AMD publishes its PyTorch images.
@@ -80,10 +80,12 @@ pub(super) fn select_rocm(req: &DockerfileRequest, m: &Matrices) -> Result<BaseI
     let runs_all = |c: &Candidate| c.devices(m, &req.gfx).is_some();
     refuse_unserved_rocm(req, m, &series)?;
     let all = candidates_newest_first(m);
-    let chosen = all
-        .iter()
-        .find(|c| runs_all(c) && fits(c).iter().all(|&b| b));
-    let Some(chosen) = chosen else {
+    // The first candidate that fits the flags and runs every GPU, with the kernels each GPU needs.
+    let chosen = all.iter().find_map(|c| {
+        let devices = c.devices(m, &req.gfx)?;
+        fits(c).iter().all(|&b| b).then_some((c, devices))
+    });
+    let Some((chosen, devices)) = chosen else {
         return Err(rocm_not_found(req, &all, &fits, &runs_all));
     };
     let notes = image_notes(req, m, chosen);
@@ -93,7 +95,6 @@ pub(super) fn select_rocm(req: &DockerfileRequest, m: &Matrices) -> Result<BaseI
             Ok(chosen.base_image(reference, digest, notes, None))
         }
         Source::Wheels(w, build) => {
-            let devices = chosen.devices(m, &req.gfx).unwrap_or_default();
             let install = wheel_install(chosen.release, w, build, &devices);
             // Matrix data, which `--matrices` makes user input: parsed like any image reference.
             crate::sanitize::image_reference("matrices", &w.base)?;
@@ -127,8 +128,9 @@ impl<'m> Candidate<'m> {
         match self.source {
             Source::Image(i) => i.tag.clone(),
             Source::Wheels(w, b) => format!(
-                "torch {}+rocm{} wheels on {}",
-                b.pytorch, self.release.version, w.base
+                "torch {} wheels on {}",
+                b.torch(&self.release.version),
+                w.base
             ),
         }
     }
@@ -207,7 +209,7 @@ fn wheel_install(
     WheelInstall {
         index: w.index.clone(),
         packages: vec![
-            format!("torch[{extras}]=={}+rocm{}", build.pytorch, release.version),
+            format!("torch[{extras}]=={}", build.torch(&release.version)),
             format!("torchvision[{extras}]=={}.*", build.torchvision),
         ],
     }
@@ -335,18 +337,18 @@ fn image_notes(req: &DockerfileRequest, m: &Matrices, c: &Candidate) -> Vec<Stri
         });
     }
     for &t in &req.gfx {
-        if let crate::matrix::GfxRun::BuiltNotSupported(_) = m.gfx_on_release(release, t) {
-            notes.push(format!(
+        match m.gfx_on_release(release, t) {
+            GfxRun::BuiltNotSupported(_) => notes.push(format!(
                 "ROCm {} ships kernels for {t}, but AMD does not list it as supported: it runs untested",
                 release.version
-            ));
-        }
-        if let Some(Some(to)) = runs(m, release, t) {
-            notes.push(format!(
-                "ROCm {} does not build {t}; it runs as {to} with HSA_OVERRIDE_GFX_VERSION={}",
+            )),
+            GfxRun::Override(a) => notes.push(format!(
+                "ROCm {} does not build {t}; it runs as {} with HSA_OVERRIDE_GFX_VERSION={}",
                 release.version,
-                to.override_value()
-            ));
+                a.target,
+                a.target.override_value()
+            )),
+            _ => {}
         }
     }
     notes
