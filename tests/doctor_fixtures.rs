@@ -578,6 +578,31 @@ fn a_core_sdk_install_is_found_and_checked_against() {
     );
     snapshot("mi300x-x4-coresdk-10.1-ubuntu2404", &r);
 
+    // 10.1.0's OS and GPU rows are carried from 10.0.0 (`unconfirmed:` in rocm.yaml): each verdict resting on them
+    // says so, in text too; against 10.0.0, whose rows were read from AMD's table, none does.
+    let hedge = "ROCm 10.1.0's `distros` is marked unconfirmed in rocm.yaml";
+    for id in ["os.rocm-supported", "kernel.rocm-supported"] {
+        let f = find(&r, id, None);
+        assert!(f.detail.as_deref().unwrap_or("").contains(hedge), "{f:?}");
+        assert!(f.conditional, "{f:?}");
+    }
+    let gfx = find(&r, "gpu.gfx-supported", Some("0000:26:00.0"));
+    assert!(
+        gfx.detail
+            .as_deref()
+            .unwrap_or("")
+            .contains("ROCm 10.1.0's `gfx` is marked unconfirmed"),
+        "{gfx:?}"
+    );
+    assert!(text.contains(hedge), "{text}");
+    let checked = doctor("mi300x-x4-coresdk-10.1-ubuntu2404", Some("rocm-10.0.0"));
+    for f in checked.findings.iter() {
+        assert!(
+            !f.detail.as_deref().unwrap_or("").contains("unconfirmed"),
+            "{f:?}"
+        );
+    }
+
     // Without the version file, the dpkg database still names the release.
     let (_d, tree) = copy_fixture("mi300x-x4-coresdk-10.1-ubuntu2404");
     std::fs::remove_file(tree.join("opt/rocm/core-10.1/.info/version")).unwrap();

@@ -122,7 +122,65 @@ pub fn run_all(cx: &Context) -> Vec<Finding> {
     out.extend(topology::check(cx));
     out.extend(containers::check(cx));
     out.extend(evidence::check(cx));
+    hedge_unconfirmed(cx, &mut out);
     out
+}
+
+/// Names, on each verdict that rests on a matrix field marked `unconfirmed:`, that field and where to read its
+/// source: a pass on 10.1.0's OS rows carried from 10.0.0 must not read like one checked against AMD's table.
+/// A pass so hedged is conditional, so text output shows why.
+fn hedge_unconfirmed(cx: &Context, findings: &mut [Finding]) {
+    for f in findings.iter_mut().filter(|f| f.status != Status::Skip) {
+        let Some(hedge) = unconfirmed_basis(cx, f.id) else {
+            continue;
+        };
+        f.detail = Some(match f.detail.take() {
+            Some(d) => format!("{d}; {hedge}"),
+            None => hedge,
+        });
+        f.conditional = true;
+    }
+}
+
+/// The unconfirmed field a check's verdict rests on, as one clause, or `None` when its data is confirmed.
+fn unconfirmed_basis(cx: &Context, id: &str) -> Option<String> {
+    let rocm = |field: &str| {
+        let r = cx.target.rocm.as_ref()?.release;
+        r.provenance.is_unconfirmed(field).then(|| {
+            format!(
+                "ROCm {v}'s `{field}` is marked unconfirmed in rocm.yaml (`rocmenv matrix rocm {v}` shows its source)",
+                v = r.version
+            )
+        })
+    };
+    match id {
+        "os.rocm-supported" | "kernel.rocm-supported" => rocm("distros"),
+        "gpu.gfx-supported" => rocm("gfx"),
+        "driver.amdgpu-version" => rocm("kernel_drivers"),
+        "driver.nvidia-version" => {
+            let t = cx.target.cuda.as_ref()?;
+            match t.ngc {
+                Some(n) => n.provenance.is_unconfirmed("min_driver").then(|| {
+                    format!(
+                        "NGC {r}'s `min_driver` is marked unconfirmed in ngc.yaml (`rocmenv matrix ngc {r}` shows its source)",
+                        r = n.release
+                    )
+                }),
+                None => cuda_unconfirmed(t.cuda, "min_driver_linux"),
+            }
+        }
+        "gpu.cuda-arch" => cuda_unconfirmed(cx.target.cuda.as_ref()?.cuda, "compute_capabilities"),
+        _ => None,
+    }
+}
+
+fn cuda_unconfirmed(c: &crate::matrix::CudaRelease, field: &str) -> Option<String> {
+    c.provenance.is_unconfirmed(field).then(|| {
+        format!(
+            "CUDA {v}'s `{field}` is marked unconfirmed in cuda.yaml (`rocmenv matrix cuda {v}` shows its source)",
+            v = c.version
+        )
+    })
 }
 
 /// `--expect-gpus N`: `gpu.count` fails when the host shows fewer than `expected` GPUs (one fell off the bus, or its
