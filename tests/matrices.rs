@@ -178,6 +178,33 @@ fn embedded_rocm_facts() {
     assert_eq!(r62.pytorch, ["2.3", "2.2", "2.1", "2.0", "1.13"]);
 }
 
+/// Issue 22: 6.1.5 ships the same rocBLAS (4.1.2) as 6.1.2, so it carries 6.1.2's `built:` lists; 6.2.4
+/// ships rocBLAS 4.2.4, not 6.2.2's 4.2.1, so 6.2.2's list does not carry over and 6.2.4 has none.
+#[test]
+fn a_release_with_the_same_rocblas_carries_its_built_list() {
+    use rocmenv::matrix::GfxRun;
+    let m = m();
+    let (r612, r615) = (
+        m.rocm_release("6.1.2").unwrap(),
+        m.rocm_release("6.1.5").unwrap(),
+    );
+    let lists = |r: &rocmenv::matrix::RocmRelease| {
+        r.built
+            .iter()
+            .map(|b| (b.component.clone(), b.targets.clone()))
+            .collect::<Vec<_>>()
+    };
+    assert!(!r615.built.is_empty());
+    assert_eq!(lists(r615), lists(r612));
+    // gfx900 (unsupported on 6.1.5) is built by both components, so gfx90c runs through it there.
+    assert!(r615.builds(gfx("gfx900")));
+    assert!(matches!(
+        m.gfx_on_release(r615, gfx("gfx90c")),
+        GfxRun::Override(a) if a.target == gfx("gfx900")
+    ));
+    assert!(m.rocm_release("6.2.4").unwrap().built.is_empty());
+}
+
 /// The Core SDK 10.0.0 `built:` comes from TheRock's release build at its release commit
 /// (ROCm/TheRock@16adc4d875fd4f65ea23c7c84e1c66706fde3047): rocBLAS is compiled for every target of the
 /// families a release run builds, and the PyTorch wheels for the same families, less gfx90c on 2.11/2.13.
