@@ -241,8 +241,9 @@ fn an_unknown_combination_lists_the_nearest() {
     assert!(e.contains("nearest: rocm6.4"), "{e}");
 }
 
-/// Issue 22: a release with no PyTorch image in the matrices (the Core SDK) is one line naming the newest release
-/// that has one; nothing is written.
+/// Issue 22: a release with no PyTorch image or wheels in the matrices (7.14.1: its index is one per GPU family,
+/// from an unpinned list) is one line naming where AMD documents its PyTorch and the newest release that has one;
+/// nothing is written.
 #[test]
 fn a_release_without_an_image_names_the_newest_that_has_one() {
     let dir = tempfile::tempdir().unwrap();
@@ -252,7 +253,7 @@ fn a_release_without_an_image_names_the_newest_that_has_one() {
         "--stack",
         "rocm",
         "--rocm",
-        "10.1",
+        "7.14",
         "-o",
         out.to_str().unwrap(),
     ]);
@@ -260,20 +261,19 @@ fn a_release_without_an_image_names_the_newest_that_has_one() {
     assert_eq!(o.status.code(), Some(2), "{e}");
     assert_eq!(e.trim_end().lines().count(), 1, "{e}");
     assert!(
-        e.contains("no PyTorch image or wheels for ROCm 10.1.0") && e.contains("--rocm 10.0.0"),
+        e.contains("no PyTorch image or wheels for ROCm 7.14.1") && e.contains("--rocm 10.1.0"),
         "{e}"
     );
     // It says where AMD documents that release's PyTorch instead.
     assert!(
-        e.contains("pip wheels") && e.contains("https://rocm.docs.amd.com/en/docs-10.1.0/"),
+        e.contains("pip wheels") && e.contains("https://rocm.docs.amd.com/en/docs-7.14.1/"),
         "{e}"
     );
     assert!(!out.exists(), "nothing is written");
 }
 
-/// Issue 22: without --rocm the rocm stack renders the newest release that has an image or wheels (10.0.0, AMD's
-/// wheels on ubuntu:24.04) and says, in the Dockerfile and on stderr, that the newest release (10.1.0) has none
-/// and where its PyTorch is documented.
+/// Issue 22: without --rocm the rocm stack renders the newest release, ROCm 10.1.0, as AMD documents its PyTorch:
+/// torch 2.14.0 wheels from AMD's ROCm 10 index on ubuntu:24.04, and says so in the Dockerfile and on stderr.
 #[test]
 fn the_default_names_the_release_it_targets_and_why() {
     let o = rocmenv(&["dockerfile", "--stack", "rocm"]);
@@ -282,17 +282,16 @@ fn the_default_names_the_release_it_targets_and_why() {
     let d = String::from_utf8_lossy(&o.stdout);
     assert!(d.contains("\nFROM ubuntu:24.04\n"), "{d}");
     assert!(
-        d.contains("--index-url 'https://repo.amd.com/rocm/whl-multi-arch/' 'torch[device-all]==2.13.0+rocm10.0.0' 'torchvision[device-all]==0.28.*'"),
+        d.contains("--index-url 'https://stable.repo.amd.com/rocm/whl-next/' 'torch[device-all]==2.14.0+rocm10.1.0' 'torchvision[device-all]>=0.29.0a0,<0.30'"),
         "{d}"
     );
-    assert!(d.contains("io.rocmenv.rocm=\"10.0.0\""), "{d}");
+    assert!(d.contains("io.rocmenv.rocm=\"10.1.0\""), "{d}");
     for text in [&*e, &*d] {
         assert!(
-            text.contains("ROCm 10.1.0 (core-sdk stream) is the newest release")
-                && text.contains("https://rocm.docs.amd.com/en/docs-10.1.0/")
-                && text.contains("this is ROCm 10.0.0, the newest release with one"),
+            text.contains("ROCm 10.1.0 (core-sdk stream) has no rocm/pytorch image: AMD publishes its PyTorch as wheels on https://stable.repo.amd.com/rocm/whl-next/"),
             "{text}"
         );
+        assert!(!text.contains("is the newest release, but"), "{text}");
     }
 }
 
@@ -319,7 +318,7 @@ fn core_sdk_wheels_follow_the_gpus_and_the_pytorch_flag() {
     );
     let d = String::from_utf8_lossy(&o.stdout);
     assert!(
-        d.contains("'torch[device-gfx942,device-gfx1100]==2.13.0+rocm10.0.0' 'torchvision[device-gfx942,device-gfx1100]==0.28.*'"),
+        d.contains("'torch[device-gfx942,device-gfx1100]==2.13.0+rocm10.0.0' 'torchvision[device-gfx942,device-gfx1100]>=0.28.0a0,<0.29'"),
         "{d}"
     );
     let o = rocmenv(&[
@@ -342,7 +341,7 @@ fn core_sdk_wheels_follow_the_gpus_and_the_pytorch_flag() {
     // kernels, no override, and a note that it is untested.
     assert!(
         d.contains(
-            "'torch[device-gfx1031]==2.11.0+rocm10.0.0' 'torchvision[device-gfx1031]==0.26.*'"
+            "'torch[device-gfx1031]==2.11.0+rocm10.0.0' 'torchvision[device-gfx1031]>=0.26.0a0,<0.27'"
         ),
         "{d}"
     );
@@ -391,4 +390,93 @@ fn core_sdk_wheels_follow_the_gpus_and_the_pytorch_flag() {
         e.contains("nearest: torch 2.11.0+rocm10.0.0 wheels on ubuntu:24.04"),
         "{e}"
     );
+}
+
+/// Issue 22: the torchvision requirement a Core SDK Dockerfile writes is one pip can satisfy. TheRock versions each
+/// wheel from the project's `version.txt`, so a torchvision built for ROCm 10.1.0 can be `0.29.0a0+rocm10.1.0`, a
+/// pre-release that `==0.29.*` skips. Real pip, against a local index of empty wheels with such versions: the
+/// requirement of the default (10.1.0) Dockerfile takes 0.29.0a0 and never the next series' pre-release.
+#[test]
+fn the_torchvision_requirement_resolves_with_real_pip() {
+    let pip_ok = Command::new("python3")
+        .args(["-m", "pip", "--version"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !pip_ok {
+        eprintln!(
+            "skip: `python3 -m pip` is not available here, so the requirement cannot be resolved"
+        );
+        return;
+    }
+    let o = rocmenv(&["dockerfile", "--stack", "rocm"]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let d = String::from_utf8_lossy(&o.stdout);
+    let start = d.find("'torchvision[").expect("a torchvision requirement") + 1;
+    let req = &d[start..start + d[start..].find('\'').unwrap()];
+    assert!(req.contains("0.29"), "{req}");
+
+    let dir = tempfile::tempdir().unwrap();
+    let index = dir.path().join("index");
+    let make = r#"
+import sys, zipfile, pathlib
+out = pathlib.Path(sys.argv[1]); out.mkdir()
+for v in sys.argv[2:]:
+    dist = f"torchvision-{v}.dist-info"
+    with zipfile.ZipFile(out / f"torchvision-{v}-py3-none-any.whl", "w") as z:
+        z.writestr("torchvision/__init__.py", "")
+        z.writestr(f"{dist}/METADATA", f"Metadata-Version: 2.1\nName: torchvision\nVersion: {v}\n")
+        z.writestr(f"{dist}/WHEEL", "Wheel-Version: 1.0\nGenerator: rocmenv-test\nRoot-Is-Purelib: true\nTag: py3-none-any\n")
+        z.writestr(f"{dist}/RECORD", "")
+"#;
+    let status = Command::new("python3")
+        .args(["-c", make])
+        .arg(&index)
+        .args([
+            "0.28.0+rocm10.0.0",
+            "0.29.0a0+rocm10.1.0",
+            "0.30.0a0+rocm10.2.0",
+        ])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let resolve = |requirement: &str| {
+        let dest = tempfile::tempdir().unwrap();
+        let o = Command::new("python3")
+            .args([
+                "-m",
+                "pip",
+                "download",
+                "--no-deps",
+                "--no-index",
+                "--disable-pip-version-check",
+                "-q",
+            ])
+            .arg("--find-links")
+            .arg(&index)
+            .arg("-d")
+            .arg(dest.path())
+            .arg(requirement)
+            .output()
+            .unwrap();
+        let got: Vec<String> = std::fs::read_dir(dest.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        (o, got)
+    };
+    let (o, got) = resolve(req);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(
+        got,
+        ["torchvision-0.29.0a0+rocm10.1.0-py3-none-any.whl"],
+        "{req}"
+    );
+    // The form it replaces finds nothing there: pip leaves pre-releases out of `==X.Y.*`.
+    let (o, got) = resolve("torchvision==0.29.*");
+    assert!(!o.status.success() && got.is_empty(), "{got:?}");
 }

@@ -1170,13 +1170,13 @@ fn a_gpu_entry_with_vendor_cpu_is_refused() {
 fn hostile_wheels_are_refused_with_their_line() {
     for (from, to, says) in [
         (
-            "index: \"https://repo.amd.com/rocm/whl-multi-arch/\"",
-            "index: \"https://repo.amd.com/rocm/$(reboot)/\"",
+            "index: \"https://stable.repo.amd.com/rocm/whl-next/\"",
+            "index: \"https://stable.repo.amd.com/rocm/$(reboot)/\"",
             "is not an https:// URL",
         ),
         (
-            "index: \"https://repo.amd.com/rocm/whl-multi-arch/\"",
-            "index: \"http://repo.amd.com/rocm/whl-multi-arch/\"",
+            "index: \"https://stable.repo.amd.com/rocm/whl-next/\"",
+            "index: \"http://stable.repo.amd.com/rocm/whl-next/\"",
             "is not an https:// URL",
         ),
         (

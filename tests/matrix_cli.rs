@@ -378,7 +378,7 @@ fn rocm_without_a_release_lists_streams_and_the_core_sdk() {
 
 /// Issue 22: the release list says which fields of each record are unconfirmed, so a release whose tables were
 /// partly carried from an earlier one (10.1.0: its PyTorch is read, its other OS rows, gfx and drivers are 10.0.0's)
-/// is told apart from one read whole; `matrix rocm 10.0.0` shows its wheels.
+/// is told apart from one read whole; `matrix rocm 10.0.0` and `10.1.0` show their wheels.
 #[test]
 fn the_release_list_names_unconfirmed_fields_and_wheels() {
     let t = text(&["matrix", "rocm"]);
@@ -406,7 +406,12 @@ fn the_release_list_names_unconfirmed_fields_and_wheels() {
     let t = text(&["matrix", "rocm", "10.0.0"]);
     assert!(
         t.contains("wheels           torch 2.13.0+rocm10.0.0 (torchvision 0.28)")
-            && t.contains("on ubuntu:24.04, from https://repo.amd.com/rocm/whl-multi-arch/"),
+            && t.contains("on ubuntu:24.04, from https://stable.repo.amd.com/rocm/whl-next/"),
+        "{t}"
+    );
+    let t = text(&["matrix", "rocm", "10.1.0"]);
+    assert!(
+        t.contains("wheels           torch 2.14.0+rocm10.1.0 (torchvision 0.29)"),
         "{t}"
     );
 }

@@ -307,6 +307,25 @@ impl WheelBuild {
     pub fn torch(&self, rocm: &crate::version::Version) -> String {
         format!("{}+rocm{rocm}", self.pytorch)
     }
+
+    /// The torchvision requirement for this build: its series as a range that admits a pre-release,
+    /// `>=0.29.0a0,<0.30`. TheRock gives each wheel the version in the project's `version.txt` at the ref it
+    /// builds (`build_tools/github_actions/generate_pytorch_source_manifest.py`), which on a torchvision branch
+    /// can read `0.29.0a0`: pip's `==0.29.*` skips pre-releases, so it would find nothing. The upper bound
+    /// keeps the next series' pre-releases out (PEP 440 `<V`).
+    pub fn torchvision_requirement(&self) -> String {
+        match crate::version::parse_with_parts(&self.torchvision) {
+            Ok((v, _)) => format!(
+                ">={}.{}.0a0,<{}.{}",
+                v.major(),
+                v.minor(),
+                v.major(),
+                v.minor() + 1
+            ),
+            // The loader refuses a torchvision that is not a version; keep the old form if one slips through.
+            Err(_) => format!("=={}.*", self.torchvision),
+        }
+    }
 }
 
 // ---------------------------------------------------------------- cuda.yaml

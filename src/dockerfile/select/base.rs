@@ -38,7 +38,7 @@ pub struct BaseImage {
 pub struct WheelInstall {
     /// AMD's pip index (`--index-url`).
     pub index: String,
-    /// The requirements, pinned: `torch[device-gfx942]==2.13.0+rocm10.0.0`, `torchvision[…]==0.28.*`.
+    /// The requirements, pinned: `torch[device-gfx942]==2.13.0+rocm10.0.0`, `torchvision[…]>=0.28.0a0,<0.29`.
     pub packages: Vec<String>,
 }
 

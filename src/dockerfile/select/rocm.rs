@@ -190,7 +190,8 @@ impl<'m> Candidate<'m> {
 
 /// The `pip install` of a wheel candidate, as AMD's docs write it: `torch[device-…]` and `torchvision[device-…]`
 /// from the release's index, torch pinned to the release's build (`2.13.0+rocm10.0.0`), so pip brings the
-/// matching `rocm[libraries]` and each GPU's kernels. No GPU named: every device (`device-all`).
+/// matching `rocm[libraries]` and each GPU's kernels, and torchvision to its series (`>=0.28.0a0,<0.29`).
+/// No GPU named: every device (`device-all`).
 fn wheel_install(
     release: &RocmRelease,
     w: &RocmWheels,
@@ -210,7 +211,7 @@ fn wheel_install(
         index: w.index.clone(),
         packages: vec![
             format!("torch[{extras}]=={}", build.torch(&release.version)),
-            format!("torchvision[{extras}]=={}.*", build.torchvision),
+            format!("torchvision[{extras}]{}", build.torchvision_requirement()),
         ],
     }
 }
