@@ -480,3 +480,29 @@ for v in sys.argv[2:]:
     let (o, got) = resolve("torchvision==0.29.*");
     assert!(!o.status.success() && got.is_empty(), "{got:?}");
 }
+
+/// Issue 22: `--rocm 10.9` (no such release) is one line that says it is not a release, names the newest 10.x and
+/// the nearest builds that exist; exit 2, nothing written.
+#[test]
+fn a_rocm_that_is_not_a_release_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("ctx");
+    let o = rocmenv(&[
+        "dockerfile",
+        "--stack",
+        "rocm",
+        "--rocm",
+        "10.9",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{e}");
+    assert_eq!(e.trim_end().lines().count(), 1, "{e}");
+    assert!(
+        e.contains("ROCm 10.9 (not a release in the matrices; newest 10.x: 10.1.0)")
+            && e.contains("nearest: torch 2.14.0+rocm10.1.0 wheels on ubuntu:24.04"),
+        "{e}"
+    );
+    assert!(!out.exists(), "nothing is written");
+}

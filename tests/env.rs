@@ -25,6 +25,27 @@ fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
 }
 
+/// Issue 22: without `--rocm` (and with `--gfx`, so no host is read), env targets the newest production release
+/// that runs the GPU: ROCm 10.1.0 for gfx942, a Core SDK release, not the 7.2.x line.
+#[test]
+fn the_default_release_for_gfx942_is_the_newest_core_sdk_release() {
+    let o = rocmenv(&["env", "--gfx", "gfx942", "--explain"]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let out = stdout(&o);
+    assert_eq!(
+        out.lines().next(),
+        Some("# rocmenv env: for ROCm 10.1.0"),
+        "{out}"
+    );
+    assert!(out.contains("export PYTORCH_ROCM_ARCH='gfx942'"), "{out}");
+    assert!(!out.contains("HSA_OVERRIDE_GFX_VERSION"), "{out}");
+}
+
 /// For one release: every gfx target in gpus.yaml → the variables (and warnings) a single GPU of it gets.
 fn table(m: &Matrices, release: &str) -> serde_json::Value {
     let r = m.rocm_release(release).unwrap();

@@ -79,7 +79,7 @@ fn unknown_rocm_pytorch_combination_lists_nearest() {
     assert_eq!(flag, "rocm/pytorch");
     assert!(
         message.starts_with(
-            "no rocm/pytorch image or ROCm wheels for ROCm 6.9 with PyTorch 2.4; nearest: "
+            "no rocm/pytorch image or ROCm wheels for ROCm 6.9 (not a release in the matrices; newest 6.x: 6.4.4) with PyTorch 2.4; nearest: "
         ),
         "{message}"
     );

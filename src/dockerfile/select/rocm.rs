@@ -86,7 +86,7 @@ pub(super) fn select_rocm(req: &DockerfileRequest, m: &Matrices) -> Result<BaseI
         fits(c).iter().all(|&b| b).then_some((c, devices))
     });
     let Some((chosen, devices)) = chosen else {
-        return Err(rocm_not_found(req, &all, &fits, &runs_all));
+        return Err(rocm_not_found(req, m, &all, &fits, &runs_all));
     };
     let notes = image_notes(req, m, chosen);
     match chosen.source {
@@ -385,9 +385,11 @@ fn where_pytorch_is(release: &RocmRelease) -> String {
     }
 }
 
-/// The "nothing matches" error, listing the images closest to what was asked.
+/// The "nothing matches" error, listing the images closest to what was asked; a `--rocm` that names no release
+/// at all says so and names the newest release of its major, as `env --rocm` and `doctor --target` do.
 fn rocm_not_found(
     req: &DockerfileRequest,
+    m: &Matrices,
     all: &[Candidate],
     fits: &dyn Fn(&Candidate) -> [bool; 4],
     runs_all: &dyn Fn(&Candidate) -> bool,
@@ -406,6 +408,26 @@ fn rocm_not_found(
         .zip(asked)
         .filter_map(|(w, a)| a.as_ref().map(|a| format!("{w} {a}")))
         .collect();
+    if let (Some(spec), Some(first)) = (req.rocm.as_deref(), wanted.first_mut()) {
+        if m.rocm_release(spec).is_none() {
+            let major = parse_with_parts(spec).map(|(v, _)| v.major()).ok();
+            let newest = major.and_then(|major| {
+                m.rocm
+                    .releases
+                    .iter()
+                    .rev()
+                    .find(|r| {
+                        r.status == crate::matrix::ReleaseStatus::Production
+                            && r.version.major() == major
+                    })
+                    .map(|r| format!("; newest {major}.x: {}", r.version))
+            });
+            first.push_str(&format!(
+                " (not a release in the matrices{})",
+                newest.unwrap_or_default()
+            ));
+        }
+    }
     if !req.gfx.is_empty() {
         let gfx: Vec<String> = req.gfx.iter().map(|g| g.to_string()).collect();
         wanted.push(format!("running {}", gfx.join(", ")));
