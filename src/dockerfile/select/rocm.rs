@@ -428,9 +428,14 @@ fn rocm_not_found(
             ));
         }
     }
+    let mut wanted = wanted.join(" with ");
     if !req.gfx.is_empty() {
         let gfx: Vec<String> = req.gfx.iter().map(|g| g.to_string()).collect();
-        wanted.push(format!("running {}", gfx.join(", ")));
+        wanted = if wanted.is_empty() {
+            format!("a release running {}", gfx.join(", "))
+        } else {
+            format!("{wanted} running {}", gfx.join(", "))
+        };
         flags.push("gfx");
     }
     let any_runs = all.iter().any(runs_all);
@@ -467,7 +472,7 @@ fn rocm_not_found(
             if wanted.is_empty() {
                 "any release".into()
             } else {
-                wanted.join(" with ")
+                wanted
             },
             if list.is_empty() {
                 "none (the matrix lists no images)".into()
