@@ -352,6 +352,26 @@ fn embedded_cuda_and_ngc_facts() {
         m.cuda_release("11.0.1").is_none(),
         "release candidates are left out"
     );
+    // 13.5 (issue 22): its floor is the first driver NVIDIA builds a CUDA 13.5 compat package for
+    // (redistrib_620.70.06.json), an upper bound, so version, floor and SMs stay unconfirmed.
+    let c135 = m.cuda_release("13.5").unwrap();
+    assert_eq!(c135.version, v("13.5.0"));
+    assert_eq!(c135.min_driver_linux.to_string(), "620.70.06");
+    for f in ["version", "min_driver_linux", "compute_capabilities"] {
+        assert!(c135.provenance.is_unconfirmed(f), "13.5.0 {f}");
+    }
+    assert_eq!(
+        m.newest_cuda_for_driver(&"615.40.01".parse().unwrap())
+            .unwrap()
+            .version,
+        v("13.4.2")
+    );
+    assert_eq!(
+        m.newest_cuda_for_driver(&"620.70.06".parse().unwrap())
+            .unwrap()
+            .version,
+        v("13.5.0")
+    );
 
     let n = m.ngc_release("24.05").unwrap();
     assert_eq!(n.cuda, v("12.4.1"));
