@@ -444,15 +444,24 @@ impl Session for RecordedSession {
     fn run_tool(&self, tool: &str, _path: Option<&str>) -> ToolRun {
         let recorded_outcome = self.recorded.as_ref().and_then(|r| r.outcomes.get(tool));
         if let Some(RecordedOutcome::NotRun(why)) = recorded_outcome {
-            return ToolRun::NotRun(why.clone());
+            return ToolRun::NotRun(crate::text::one_line(why));
         }
         let Some(file) = self.recorded.as_ref().and_then(|r| r.tools.get(tool)) else {
             return ToolRun::NotRun(format!(
                 "{tool} is not run under --sysroot and the tree has no recorded output"
             ));
         };
+        // The file name comes from the tree: quoted through one_line, so a newline in it (a YAML scalar folded
+        // over a blank line) cannot split the message; control characters name no file rocmenv records.
         if file.contains("..") || file.starts_with('/') {
+            let file = crate::text::one_line(file);
             return ToolRun::NotRun(format!("recorded output path `{file}` leaves .rocmenv/"));
+        }
+        if file.chars().any(char::is_control) {
+            let file = crate::text::one_line(file);
+            return ToolRun::NotRun(format!(
+                "recorded output path `{file}` is not a file name (it holds control characters)"
+            ));
         }
         // The same cap as a live tool's output; the tree's resolver keeps a link in .rocmenv/ inside the tree.
         match self
@@ -465,7 +474,10 @@ impl Session for RecordedSession {
                     .map(RecordedOutcome::outcome)
                     .unwrap_or(ToolOutcome::Recorded),
             },
-            Err(e) => ToolRun::NotRun(format!("recorded output {e}")),
+            Err(e) => ToolRun::NotRun(format!(
+                "recorded output {}",
+                crate::text::one_line(&e.to_string())
+            )),
         }
     }
 
