@@ -241,11 +241,9 @@ fn an_unknown_combination_lists_the_nearest() {
     assert!(e.contains("nearest: rocm6.4"), "{e}");
 }
 
-/// Issue 22: a release with no PyTorch image or wheels in the matrices (7.14.1: its index is one per GPU family,
-/// from an unpinned list) is one line naming where AMD documents its PyTorch and the newest release that has one;
-/// nothing is written.
-#[test]
-fn a_release_without_an_image_names_the_newest_that_has_one() {
+/// Runs `dockerfile --stack rocm --rocm VERSION -o DIR/ctx` that must be refused: exit 2, one line on stderr and
+/// nothing written. Returns that line.
+fn refused_rocm(version: &str) -> String {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("ctx");
     let o = rocmenv(&[
@@ -253,13 +251,23 @@ fn a_release_without_an_image_names_the_newest_that_has_one() {
         "--stack",
         "rocm",
         "--rocm",
-        "7.14",
+        version,
         "-o",
         out.to_str().unwrap(),
     ]);
-    let e = String::from_utf8_lossy(&o.stderr);
+    let e = String::from_utf8_lossy(&o.stderr).into_owned();
     assert_eq!(o.status.code(), Some(2), "{e}");
     assert_eq!(e.trim_end().lines().count(), 1, "{e}");
+    assert!(!out.exists(), "nothing is written");
+    e
+}
+
+/// Issue 22: a release with no PyTorch image or wheels in the matrices (7.14.1: its index is one per GPU family,
+/// from an unpinned list) is one line naming where AMD documents its PyTorch and the newest release that has one;
+/// nothing is written.
+#[test]
+fn a_release_without_an_image_names_the_newest_that_has_one() {
+    let e = refused_rocm("7.14");
     assert!(
         e.contains("no PyTorch image or wheels for ROCm 7.14.1") && e.contains("--rocm 10.1.0"),
         "{e}"
@@ -269,7 +277,6 @@ fn a_release_without_an_image_names_the_newest_that_has_one() {
         e.contains("pip wheels") && e.contains("https://rocm.docs.amd.com/en/docs-7.14.1/"),
         "{e}"
     );
-    assert!(!out.exists(), "nothing is written");
 }
 
 /// Issue 22: without --rocm the rocm stack renders the newest release, ROCm 10.1.0, as AMD documents its PyTorch:
@@ -485,24 +492,10 @@ for v in sys.argv[2:]:
 /// the nearest builds that exist; exit 2, nothing written.
 #[test]
 fn a_rocm_that_is_not_a_release_says_so() {
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("ctx");
-    let o = rocmenv(&[
-        "dockerfile",
-        "--stack",
-        "rocm",
-        "--rocm",
-        "10.9",
-        "-o",
-        out.to_str().unwrap(),
-    ]);
-    let e = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(o.status.code(), Some(2), "{e}");
-    assert_eq!(e.trim_end().lines().count(), 1, "{e}");
+    let e = refused_rocm("10.9");
     assert!(
         e.contains("ROCm 10.9 (not a release in the matrices; newest 10.x: 10.1.0)")
             && e.contains("nearest: torch 2.14.0+rocm10.1.0 wheels on ubuntu:24.04"),
         "{e}"
     );
-    assert!(!out.exists(), "nothing is written");
 }

@@ -453,14 +453,13 @@ impl Session for RecordedSession {
         };
         // The file name comes from the tree: quoted through one_line, so a newline in it (a YAML scalar folded
         // over a blank line) cannot split the message; control characters name no file rocmenv records.
+        let shown = crate::text::one_line(file);
         if file.contains("..") || file.starts_with('/') {
-            let file = crate::text::one_line(file);
-            return ToolRun::NotRun(format!("recorded output path `{file}` leaves .rocmenv/"));
+            return ToolRun::NotRun(format!("recorded output path `{shown}` leaves .rocmenv/"));
         }
         if file.chars().any(char::is_control) {
-            let file = crate::text::one_line(file);
             return ToolRun::NotRun(format!(
-                "recorded output path `{file}` is not a file name (it holds control characters)"
+                "recorded output path `{shown}` is not a file name (it holds control characters)"
             ));
         }
         // The same cap as a live tool's output; the tree's resolver keeps a link in .rocmenv/ inside the tree.

@@ -37,10 +37,15 @@ impl Matrices {
     /// "nearest: …; newest 10.x: 10.1.0".
     fn what_exists(&self, spec: &str, major: u64) -> String {
         let mut exists = format!("nearest: {}", nearest(spec, &self.rocm_versions()));
-        if let Some(newest) = self.production().rev().find(|r| r.version.major() == major) {
+        if let Some(newest) = self.newest_of_major(major) {
             exists.push_str(&format!("; newest {major}.x: {}", newest.version));
         }
         exists
+    }
+
+    /// The newest production release of ROCm `major` (10 → 10.1.0), if the matrices list one.
+    pub fn newest_of_major(&self, major: u64) -> Option<&RocmRelease> {
+        self.production().rev().find(|r| r.version.major() == major)
     }
 
     /// Why a request is refused on purpose: it names a technology preview, or a series the matrices leave out

@@ -410,17 +410,9 @@ fn rocm_not_found(
         .collect();
     if let (Some(spec), Some(first)) = (req.rocm.as_deref(), wanted.first_mut()) {
         if m.rocm_release(spec).is_none() {
-            let major = parse_with_parts(spec).map(|(v, _)| v.major()).ok();
-            let newest = major.and_then(|major| {
-                m.rocm
-                    .releases
-                    .iter()
-                    .rev()
-                    .find(|r| {
-                        r.status == crate::matrix::ReleaseStatus::Production
-                            && r.version.major() == major
-                    })
-                    .map(|r| format!("; newest {major}.x: {}", r.version))
+            let newest = parse_with_parts(spec).ok().and_then(|(v, _)| {
+                m.newest_of_major(v.major())
+                    .map(|r| format!("; newest {}.x: {}", v.major(), r.version))
             });
             first.push_str(&format!(
                 " (not a release in the matrices{})",
