@@ -20,6 +20,75 @@ pub struct GpuInput {
     pub integrated: bool,
     /// How the user knows it (`RX 6700 XT at 0000:03:00.0`, or `gfx1031` for `--gfx`).
     pub label: String,
+    /// PCI address, for a detected GPU.
+    pub pci_address: Option<String>,
+}
+
+/// How one GPU runs on the release the plan is for.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "how", rename_all = "snake_case")]
+pub enum DeviceRun {
+    /// Its own target's kernels (AMD), or a compute capability (NVIDIA) whose architecture list holds it.
+    Native,
+    /// Another target's kernels, through `HSA_OVERRIDE_GFX_VERSION[_n]`.
+    Override {
+        /// The target it runs as.
+        to: GfxTarget,
+        /// The variable's value (`10.3.0`).
+        value: String,
+    },
+    /// It cannot run this release; why.
+    Cannot {
+        /// One line.
+        why: String,
+    },
+    /// Not judged (target unknown, or another vendor's release); why.
+    Unknown {
+        /// One line.
+        why: String,
+    },
+}
+
+/// Why the environment hides a GPU.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Hidden {
+    /// `--device` chose another GPU.
+    NotChosen,
+    /// An integrated GPU next to a discrete one: set aside, not counted against the host.
+    Integrated,
+    /// It cannot run the release while other GPUs can.
+    CannotRun,
+}
+
+impl Hidden {
+    /// One line: why.
+    pub fn why(self) -> &'static str {
+        match self {
+            Hidden::NotChosen => "not the --device",
+            Hidden::Integrated => "an integrated GPU next to a discrete one",
+            Hidden::CannotRun => "it cannot run this release",
+        }
+    }
+}
+
+/// One GPU in the plan: how it runs and whether the environment shows it.
+#[derive(Debug, Clone, Serialize)]
+pub struct DevicePlan {
+    /// Vendor.
+    pub vendor: Vendor,
+    /// Its number within its vendor (what `HIP_VISIBLE_DEVICES` / `CUDA_VISIBLE_DEVICES` count).
+    pub index: usize,
+    /// How the user knows it.
+    pub label: String,
+    /// PCI address, for a detected GPU.
+    pub pci_address: Option<String>,
+    /// gfx target (AMD) or compute capability (NVIDIA), when known.
+    pub arch: Option<String>,
+    /// How it runs.
+    pub runs: DeviceRun,
+    /// Why the environment hides it (`None`: visible).
+    pub hidden: Option<Hidden>,
 }
 
 /// One variable, and why it is set.
@@ -44,6 +113,8 @@ pub struct EnvPlan {
     pub unusable: bool,
     /// The ROCm release the plan is for.
     pub rocm: Option<String>,
+    /// Every GPU the plan was given, AMD then NVIDIA, each with how it runs and whether it is hidden.
+    pub devices: Vec<DevicePlan>,
 }
 
 impl EnvPlan {
@@ -84,6 +155,7 @@ pub fn inputs_from_host(facts: &HostFacts) -> Vec<GpuInput> {
             compute_capability: None,
             integrated: g.integrated == Some(true),
             label: label(g),
+            pci_address: Some(g.pci_address.clone()),
         })
         .chain(facts.nvidia_gpus().map(|g| GpuInput {
             vendor: Vendor::Nvidia,
@@ -91,6 +163,7 @@ pub fn inputs_from_host(facts: &HostFacts) -> Vec<GpuInput> {
             compute_capability: g.compute_capability.clone(),
             integrated: false,
             label: label(g),
+            pci_address: Some(g.pci_address.clone()),
         }))
         .collect()
 }
@@ -133,6 +206,7 @@ pub fn inputs_from_gfx(m: &Matrices, names: &[String]) -> Result<Vec<GpuInput>, 
                 compute_capability: None,
                 integrated,
                 label: format!("GPU {i} ({t})"),
+                pci_address: None,
             })
         })
         .collect()
@@ -261,11 +335,75 @@ fn plan_amd(
             .collect(),
     };
     let runs = how_selected_run(m, r, &selected, p);
+    let chosen: Vec<usize> = selected.iter().map(|(i, _)| *i).collect();
+    p.devices
+        .extend(amd_devices(m, r, amd, &chosen, &runs.usable, device));
     hide_unusable(amd, &runs.usable, device, has_discrete, p);
     if !set_overrides(r, &runs, p) {
         return;
     }
     set_build_targets(runs.effective, !runs.overrides.is_empty(), p);
+}
+
+/// Why an AMD GPU is left out of the environment, when it is: the --device choice, an iGPU beside a discrete GPU,
+/// or a GPU that cannot run the release while others can (`HIP_VISIBLE_DEVICES` hides it).
+fn why_hidden(
+    g: &GpuInput,
+    chosen: bool,
+    usable: bool,
+    any_usable: bool,
+    device: Option<usize>,
+) -> Option<Hidden> {
+    match (chosen, device) {
+        (false, Some(_)) => Some(Hidden::NotChosen),
+        (false, None) => Some(Hidden::Integrated),
+        (true, _) if !usable && any_usable && g.gfx.is_some() => Some(Hidden::CannotRun),
+        _ => None,
+    }
+}
+
+/// Every AMD GPU as the plan sees it: how it runs on `r` and why it is hidden, if it is.
+fn amd_devices(
+    m: &Matrices,
+    r: &RocmRelease,
+    amd: &[(usize, &GpuInput)],
+    chosen: &[usize],
+    usable: &[usize],
+    device: Option<usize>,
+) -> Vec<DevicePlan> {
+    amd.iter()
+        .map(|(i, g)| {
+            let runs = match g.gfx {
+                None => DeviceRun::Unknown {
+                    why: "gfx target unknown".into(),
+                },
+                Some(own) => match how_it_runs(m, r, own) {
+                    Runs::Native(_) => DeviceRun::Native,
+                    Runs::Override { to, .. } => DeviceRun::Override {
+                        to,
+                        value: to.override_value(),
+                    },
+                    Runs::No(why) => DeviceRun::Cannot { why },
+                },
+            };
+            let hidden = why_hidden(
+                g,
+                chosen.contains(i),
+                usable.contains(i),
+                !usable.is_empty(),
+                device,
+            );
+            DevicePlan {
+                vendor: Vendor::Amd,
+                index: *i,
+                label: g.label.clone(),
+                pci_address: g.pci_address.clone(),
+                arch: g.gfx.map(|t| t.to_string()),
+                runs,
+                hidden,
+            }
+        })
+        .collect()
 }
 
 /// How the selected AMD GPUs run on the release, gathered for the variables that follow.
@@ -492,6 +630,20 @@ fn plan_nvidia(nvidia: &[(usize, &GpuInput)], device: Option<usize>, p: &mut Env
             format!("--device {d}{label}: only that GPU is visible"),
         );
     }
+    p.devices.extend(nvidia.iter().map(|(i, g)| DevicePlan {
+        vendor: Vendor::Nvidia,
+        index: *i,
+        label: g.label.clone(),
+        pci_address: g.pci_address.clone(),
+        arch: g.compute_capability.clone(),
+        runs: match &g.compute_capability {
+            Some(_) => DeviceRun::Native,
+            None => DeviceRun::Unknown {
+                why: "compute capability unknown (not in gpus.yaml)".into(),
+            },
+        },
+        hidden: device.filter(|d| d != i).map(|_| Hidden::NotChosen),
+    }));
     let mut ccs: Vec<String> = selected
         .iter()
         .filter_map(|(_, g)| g.compute_capability.clone())
@@ -527,6 +679,7 @@ mod tests {
             compute_capability: None,
             integrated,
             label: gfx.into(),
+            pci_address: None,
         }
     }
 

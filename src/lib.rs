@@ -13,6 +13,7 @@ pub mod error;
 pub mod fleet;
 pub mod gfx;
 pub mod host;
+pub mod hostplan;
 pub mod image_ref;
 pub mod inventory;
 pub mod k8s;

@@ -80,6 +80,18 @@ pub struct Target<'m> {
 }
 
 impl<'m> Target<'m> {
+    /// How the target was chosen, ROCm's reason then CUDA's.
+    pub fn why(&self) -> String {
+        [
+            self.rocm.as_ref().map(|r| r.why.clone()),
+            self.cuda.as_ref().map(|c| c.why.clone()),
+        ]
+        .into_iter()
+        .flatten()
+        .collect::<Vec<_>>()
+        .join("; ")
+    }
+
     /// One line for the report header.
     pub fn label(&self) -> String {
         let mut parts = Vec::new();

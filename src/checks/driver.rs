@@ -163,7 +163,8 @@ fn nvidia(cx: &Context) -> Finding {
         );
     };
     let Some(d) = &cx.facts.nvidia_driver else {
-        return if has || t.ngc.is_some() || cx.target.explicit {
+        // No fix installs a vendor's driver on a host without that vendor's GPU (gpu.vendor fails that target).
+        return if has || (cx.facts.gpus.is_empty() && (t.ngc.is_some() || cx.target.explicit)) {
             Finding::new(NVIDIA_ID, AREA, Status::Fail, "the NVIDIA kernel driver is not loaded (no /proc/driver/nvidia/version)")
                 .detail("nvidia-smi would say it `couldn't communicate with the NVIDIA driver`")
                 .fix("install the driver (e.g. sudo apt install nvidia-driver-570-server or the CUDA repo's cuda-drivers), then reboot; check `sudo dmesg | grep -i nvrm`")

@@ -12,6 +12,14 @@ const AREA: &str = "gpu";
 
 pub(super) fn check(cx: &Context) -> Vec<Finding> {
     let mut out = vec![present(cx)];
+    if let Some(why) = &cx.plan.mismatch {
+        // The wrong vendor's target would otherwise pass on per-GPU skips alone.
+        out.push(
+            Finding::new("gpu.vendor", AREA, Status::Fail, why.clone()).fix(
+                "check the host against its GPUs' stack (rocmenv doctor without --target picks it)",
+            ),
+        );
+    }
     let amd = amd_in_order(cx);
     for (i, g) in amd.iter().enumerate() {
         out.push(gfx_supported(cx, g, i));
@@ -129,8 +137,40 @@ fn gfx_supported(cx: &Context, g: &Gpu, index: usize) -> Finding {
         return gfx_skipped(g, format!("{label}: gfx target unknown (no gfx_target_version in KFD, and the PCI id {} is not in gpus.yaml)", g.device_id))
             .fix("run `rocminfo | grep gfx` to see the target, and add the card to matrices/gpus.yaml");
     };
-    let case = GfxCase::new(cx, g, label, t.release, gfx);
-    let how = cx.matrices.gfx_on_release(t.release, gfx);
+    let f = gfx_verdict(cx, g, index, label, t.release, gfx);
+    match cx.plan.hidden(&g.pci_address) {
+        // A GPU the plan sets aside (an iGPU beside a discrete one) does not stop the others: a warning.
+        Some(h) if f.status == Status::Fail && h != crate::envplan::Hidden::CannotRun => {
+            let summary = format!("{} (rocmenv env hides it: {})", f.summary, h.why());
+            let fix = f
+                .fix
+                .clone()
+                .map(|x| match x.contains("HIP_VISIBLE_DEVICES") {
+                    true => x,
+                    false => format!("{x}, to use it; else hide it as `rocmenv env` does"),
+                });
+            Finding {
+                status: Status::Warn,
+                summary,
+                fix,
+                ..f
+            }
+        }
+        _ => f,
+    }
+}
+
+/// How AMD GPU `g` (device `index`, target `gfx`) runs on `release`, as a finding.
+fn gfx_verdict(
+    cx: &Context,
+    g: &Gpu,
+    index: usize,
+    label: String,
+    release: &RocmRelease,
+    gfx: GfxTarget,
+) -> Finding {
+    let case = GfxCase::new(cx, g, label, release, gfx);
+    let how = cx.matrices.gfx_on_release(release, gfx);
     match how {
         GfxRun::Native(s) => {
             if let Some(f) = native_verdict(&case, s) {
@@ -364,11 +404,25 @@ fn override_env_verdict(cx: &Context, index: usize, case: &GfxCase, a: &Override
             .detail(format!("{gfx} runs kernels built for {} ({conf}).{note}", a.target))
             .fix(format!("export {var}={value}")),
         None => {
-            let var = if per_device_ok && amd_count(cx) > 1 { format!("HSA_OVERRIDE_GFX_VERSION_{index}") } else { "HSA_OVERRIDE_GFX_VERSION".to_string() };
+            let var = planned_override_var(cx, index, per_device_ok);
             case.finding(Status::Fail, format!("{label}: {gfx} is not built by ROCm {}; it needs {var}={value}", r.version))
                 .detail(format!("without it PyTorch fails with `HIP error: invalid device function`; with it the GPU runs {} kernels ({conf}).{note}{later}", a.target))
                 .fix(format!("export {var}={value}"))
         }
+    }
+}
+
+/// The override variable the host plan sets for AMD device `index` (the global one when it serves every visible
+/// device, as `rocmenv env` prints it); for a device the plan leaves out, the per-device one where the release reads it.
+fn planned_override_var(cx: &Context, index: usize, per_device_ok: bool) -> String {
+    let per = format!("HSA_OVERRIDE_GFX_VERSION_{index}");
+    let env = &cx.plan.env;
+    if env.get(&per).is_some() {
+        per
+    } else if env.get("HSA_OVERRIDE_GFX_VERSION").is_some() || !per_device_ok || amd_count(cx) < 2 {
+        "HSA_OVERRIDE_GFX_VERSION".to_string()
+    } else {
+        per
     }
 }
 

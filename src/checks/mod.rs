@@ -11,6 +11,9 @@ mod runtime;
 mod system;
 mod topology;
 mod userspace;
+mod verdict;
+
+pub use verdict::{Verdict, VerdictInput};
 
 use crate::host::HostFacts;
 use crate::matrix::Matrices;
@@ -87,6 +90,8 @@ pub struct Context<'a> {
     pub matrices: &'a Matrices,
     /// The target.
     pub target: &'a Target<'a>,
+    /// The host plan for that target: how each GPU runs, which are hidden, the variables (`hostplan`).
+    pub plan: &'a crate::hostplan::HostPlan<'a>,
     /// Docker, in live mode; `None` under `--sysroot`.
     pub docker: Option<&'a DockerStatus>,
     /// True with `--deep`.

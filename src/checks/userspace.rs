@@ -21,6 +21,14 @@ fn rocm(cx: &Context) -> Finding {
     let r = t.release;
     let installs = &cx.facts.rocm_installs;
     let Some(primary) = &cx.facts.rocm else {
+        if installs.is_empty() && cx.plan.mismatch.is_some() {
+            return Finding::new(
+                ID,
+                AREA,
+                Status::Skip,
+                "ROCm user space: not needed, no AMD GPU",
+            );
+        }
         if installs.is_empty() {
             return Finding::new(ID, AREA, Status::Warn, "no ROCm user space under /opt/rocm*")
                 .detail("containers bring their own ROCm, so only host-side work (rocminfo, building HIP code) needs it")

@@ -25,6 +25,7 @@ pub fn plan(a: &DoctorArgs) -> DoctorPlan {
         no_docker: false,
         only: a.only.clone(),
         expect_gpus: a.expect_gpus,
+        strict: a.strict,
     }
 }
 
@@ -42,7 +43,7 @@ pub fn exec(
     } else {
         report::render_human(&r, style, out)
     })?;
-    let code = r.summary.exit_code(a.strict);
+    let code = r.verdict().exit_code;
     if a.strict && r.summary.fail == 0 && code != crate::error::EXIT_OK {
         // Say which warnings --strict turned into the failure, so the exit code is not a riddle.
         let warned: Vec<String> = r

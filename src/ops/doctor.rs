@@ -6,7 +6,7 @@ use crate::error::Error;
 use crate::host::{HostFacts, HostRoot};
 use crate::matrix::Matrices;
 use crate::report::DoctorReport;
-use crate::target::{self, TargetSpec};
+use crate::target::TargetSpec;
 use serde_json::json;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -22,6 +22,8 @@ pub struct DoctorPlan {
     pub only: Option<String>,
     /// `--expect-gpus N`: add `gpu.count`, failing with fewer GPUs.
     pub expect_gpus: Option<usize>,
+    /// `--strict`: warnings fail (the verdict says so).
+    pub strict: bool,
 }
 
 /// Everything one in-process doctor run needs (the host, the matrices and the plan): what tests and benchmarks call.
@@ -64,6 +66,7 @@ impl DoctorOptions {
             no_docker: self.no_docker,
             only: self.only.clone(),
             expect_gpus: self.expect_gpus,
+            strict: false,
         }
     }
 }
@@ -95,7 +98,15 @@ pub fn report_on(
     facts: HostFacts,
     deep: bool,
 ) -> Result<DoctorReport, Error> {
-    let target = target::resolve(plan.target.as_ref(), matrices, &facts)?;
+    let host_plan = super::plan::plan_on(
+        matrices,
+        &facts,
+        &super::plan::PlanRequest {
+            target: plan.target.clone(),
+            ..Default::default()
+        },
+    )?;
+    let target = &host_plan.target;
     // The same resolution `run` and `build` use: DOCKER_HOST and its TLS variables, a Docker context, the sockets.
     // `--only` another area does not wait on a daemon it will not show.
     let wants_docker = plan
@@ -112,7 +123,8 @@ pub fn report_on(
         runtime: runtime.as_ref(),
         facts: &facts,
         matrices,
-        target: &target,
+        target,
+        plan: &host_plan,
         docker: docker.as_ref(),
         deep,
     };
@@ -124,14 +136,7 @@ pub fn report_on(
         findings = checks::only(findings, only)?;
     }
     let summary = Summary::of(&findings);
-    let why = [
-        target.rocm.as_ref().map(|r| r.why.clone()),
-        target.cuda.as_ref().map(|c| c.why.clone()),
-    ]
-    .into_iter()
-    .flatten()
-    .collect::<Vec<_>>()
-    .join("; ");
+    let why = target.why();
     let target_json = json!({
         "rocm": target.rocm.as_ref().map(|r| r.release.version.to_string()),
         "cuda": target.cuda.as_ref().map(|c| c.cuda.version.to_string()),
@@ -146,6 +151,13 @@ pub fn report_on(
         matrices_origin: matrices.origin.clone(),
         root: root.dir().display().to_string(),
         node: crate::report::node::node_name(root.is_live()),
+        set_aside: host_plan
+            .set_aside()
+            .into_iter()
+            .map(|(p, h)| (p.to_string(), h))
+            .collect(),
+        only: plan.only.clone(),
+        strict: plan.strict,
         facts,
         findings,
         summary,

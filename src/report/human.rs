@@ -167,64 +167,9 @@ fn finding(f: &Finding, style: Style, out: &mut dyn Write) -> std::io::Result<()
 }
 
 /// The first line of the report, the answer a person came for: can this host run PyTorch on the target, and on how
-/// many of its GPUs (a failure about one GPU takes only that GPU out; one about the host takes all).
+/// many of its GPUs (`checks::Verdict`, which also gives the exit code).
 pub fn verdict(r: &DoctorReport) -> String {
-    let host = if r.facts.mode == "live" {
-        "this host"
-    } else {
-        "this host tree"
-    };
-    let target = if r.target_label.is_empty() {
-        "its GPUs".to_string()
-    } else {
-        r.target_label.clone()
-    };
-    let failed: Vec<&Finding> = r
-        .findings
-        .iter()
-        .filter(|f| f.status == Status::Fail)
-        .collect();
-    let plural =
-        |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
-    let warned = match r.summary.warn {
-        0 => String::new(),
-        n => format!(", with {}", plural(n, "warning", "warnings")),
-    };
-    let gpus = &r.facts.gpus;
-    if gpus.is_empty() {
-        let others = failed.iter().filter(|f| f.id != "gpu.present").count();
-        let also = match others {
-            0 => String::new(),
-            1 => ", and 1 other check failed".to_string(),
-            n => format!(", and {n} other checks failed"),
-        };
-        return format!("verdict: {host} cannot run PyTorch on {target}: no GPU found{also} (PyTorch runs on its CPU only)");
-    }
-    if let Some(first) = failed.iter().find(|f| f.subject.is_none()) {
-        return format!(
-            "verdict: {host} cannot run PyTorch on {target} yet: {} (the first: {})",
-            plural(failed.len(), "check failed", "checks failed"),
-            first.id
-        );
-    }
-    let ok = gpus
-        .iter()
-        .filter(|g| {
-            !failed
-                .iter()
-                .any(|f| f.subject.as_deref() == Some(&g.pci_address))
-        })
-        .count();
-    if ok == 0 {
-        return match gpus.len() {
-            1 => format!("verdict: {host} cannot run PyTorch on {target} on its one GPU"),
-            n => format!("verdict: {host} cannot run PyTorch on {target} on any of its {n} GPUs"),
-        };
-    }
-    format!(
-        "verdict: {host} can run PyTorch on {target} on {ok} of {}{warned}",
-        plural(gpus.len(), "GPU", "GPUs")
-    )
+    r.verdict().line
 }
 
 /// Writes the human report.
@@ -350,11 +295,12 @@ mod tests {
         let mut one_bad = fixture("mi300x-x4-ubuntu2204", "rocm-6.2");
         let addr = one_bad.facts.gpus[2].pci_address.clone();
         one_bad.findings.push(failed("gpu.x", Some(addr)));
-        assert!(
-            verdict(&one_bad).contains("on 3 of 4 GPUs"),
-            "{}",
-            verdict(&one_bad)
+        // Issue 33: "can run … on 3 of 4 GPUs" beside exit 1 read as a pass; the line now says what fails.
+        assert_eq!(
+            verdict(&one_bad),
+            "verdict: this host tree cannot run PyTorch on ROCm 6.2.4 on GPU 2 (3 of its 4 GPUs can)"
         );
+        assert_eq!(one_bad.verdict().exit_code, 1);
         let mut host_bad = fixture("mi300x-x4-ubuntu2204", "rocm-6.2");
         host_bad.findings.push(failed("kernel.x", None));
         host_bad.summary = crate::checks::Summary::of(&host_bad.findings);

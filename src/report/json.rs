@@ -16,6 +16,7 @@ pub fn doctor_json(r: &DoctorReport) -> serde_json::Value {
         "host": r.facts,
         "checks": r.findings,
         "summary": r.summary,
+        "verdict": r.verdict(),
     })
 }
 

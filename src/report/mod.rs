@@ -47,4 +47,24 @@ pub struct DoctorReport {
     pub root: String,
     /// The node the report describes (`ROCMENV_NODE_NAME`, else the live host's name; `None` for an unnamed tree).
     pub node: Option<String>,
+    /// The GPUs the host plan sets aside (PCI address, why): their failures do not count against the host.
+    pub set_aside: Vec<(String, crate::envplan::Hidden)>,
+    /// `--only`, when given: the verdict is on those checks.
+    pub only: Option<String>,
+    /// `--strict`: warnings fail.
+    pub strict: bool,
+}
+
+impl DoctorReport {
+    /// The verdict line and the exit code, from one function over the findings.
+    pub fn verdict(&self) -> crate::checks::Verdict {
+        crate::checks::Verdict::of(&crate::checks::VerdictInput {
+            facts: &self.facts,
+            findings: &self.findings,
+            set_aside: &self.set_aside,
+            target: &self.target_label,
+            only: self.only.as_deref(),
+            strict: self.strict,
+        })
+    }
 }
