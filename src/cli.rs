@@ -532,6 +532,11 @@ pub struct RunArgs {
     #[arg(long, value_enum, default_value = "default", value_name = "LEVEL")]
     pub security: crate::engine::Security,
 
+    /// Refuse `-e` variables that disagree with the host plan (a wrong HSA_OVERRIDE_GFX_VERSION, a visible-devices
+    /// list naming a GPU the container does not have) instead of warning and passing them on.
+    #[arg(long)]
+    pub strict: bool,
+
     /// Print the equivalent `docker run` line instead of running.
     #[arg(long)]
     pub print: bool,

@@ -115,6 +115,8 @@ pub struct EnvPlan {
     pub rocm: Option<String>,
     /// Every GPU the plan was given, AMD then NVIDIA, each with how it runs and whether it is hidden.
     pub devices: Vec<DevicePlan>,
+    /// Variables the user's environment sets that the plan removes: name, the user's value, and why.
+    pub unset: Vec<EnvVar>,
 }
 
 impl EnvPlan {

@@ -5,7 +5,21 @@ use super::{Context, Finding, Status};
 const AREA: &str = "userspace";
 
 pub(super) fn check(cx: &Context) -> Vec<Finding> {
-    vec![rocm(cx), cuda(cx)]
+    // No fix installs ROCm on a host whose GPUs are all another vendor's (gpu.vendor fails that target).
+    let rocm = if cx.plan.mismatch.is_some()
+        && cx.target.rocm.is_some()
+        && cx.facts.rocm_installs.is_empty()
+    {
+        Finding::new(
+            "rocm.installed",
+            AREA,
+            Status::Skip,
+            "ROCm user space: not needed, no AMD GPU",
+        )
+    } else {
+        rocm(cx)
+    };
+    vec![rocm, cuda(cx)]
 }
 
 fn rocm(cx: &Context) -> Finding {
@@ -21,14 +35,6 @@ fn rocm(cx: &Context) -> Finding {
     let r = t.release;
     let installs = &cx.facts.rocm_installs;
     let Some(primary) = &cx.facts.rocm else {
-        if installs.is_empty() && cx.plan.mismatch.is_some() {
-            return Finding::new(
-                ID,
-                AREA,
-                Status::Skip,
-                "ROCm user space: not needed, no AMD GPU",
-            );
-        }
         if installs.is_empty() {
             return Finding::new(ID, AREA, Status::Warn, "no ROCm user space under /opt/rocm*")
                 .detail("containers bring their own ROCm, so only host-side work (rocminfo, building HIP code) needs it")

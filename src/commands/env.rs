@@ -1,9 +1,10 @@
 //! `rocmenv env`: validate the flags, find the GPUs (host or `--gfx`), plan, print.
 
-use crate::cli::EnvArgs;
-use crate::envplan;
+use crate::cli::{EnvArgs, EnvFormatArg};
 use crate::error::Error;
+use crate::hostplan::UserVarFix;
 use crate::matrix::{Matrices, RocmRelease};
+use crate::ops::env::EnvRequest;
 use crate::ops::Ctx;
 use crate::report::render_env;
 use std::io::Write;
@@ -18,70 +19,48 @@ pub fn rocm_release<'m>(m: &'m Matrices, spec: &str) -> Result<&'m RocmRelease, 
     })
 }
 
-/// The release for a host: `--rocm` when given (refused when it belongs to another stream than the ROCm the
-/// host has installed, whose paths and packages differ), else the installed ROCm when the matrices know it.
-pub fn release_for_host<'m>(
-    m: &'m Matrices,
-    asked: Option<&'m RocmRelease>,
-    installed: Option<&crate::host::RocmInstall>,
-) -> Result<Option<&'m RocmRelease>, Error> {
-    let Some(i) = installed else { return Ok(asked) };
-    match asked {
-        Some(r) if r.stream.as_str() != i.stream => Err(Error::Usage {
-            flag: "--rocm".into(),
-            message: format!(
-                "ROCm {} is a {} release (installed at {}), but this host has ROCm {} of the {} stream at {}; use --rocm {}, or install ROCm {} first",
-                r.version,
-                r.stream.as_str(),
-                r.install_prefix(),
-                i.version,
-                i.stream,
-                i.path,
-                i.version,
-                r.version
-            ),
-        }),
-        Some(r) => Ok(Some(r)),
-        None => Ok(m.rocm_release(i.version.as_str())),
-    }
-}
-
 /// Runs `rocmenv env`; warnings go to `err`, variables to `out`. Returns the exit code.
 pub fn exec(o: EnvArgs, ctx: &Ctx, out: &mut dyn Write, err: &mut dyn Write) -> Result<i32, Error> {
     let m = ctx.matrices()?;
-    let mut release = o.rocm.as_deref().map(|s| rocm_release(m, s)).transpose()?;
-    let inputs = if o.gfx.is_empty() {
-        let facts = ctx.facts()?;
-        release = release_for_host(m, release, facts.rocm.as_ref())?;
-        envplan::inputs_from_host(facts)
-    } else {
-        envplan::inputs_from_gfx(m, &o.gfx)?
+    let rocm = o.rocm.as_deref().map(|s| rocm_release(m, s)).transpose()?;
+    let req = EnvRequest {
+        gfx: o.gfx.clone(),
+        rocm,
+        device: o.device,
+        // The shell that evaluates the output has this process's environment.
+        user_env: std::env::vars()
+            .filter(|(k, _)| crate::hostplan::is_user_var(k))
+            .collect(),
     };
-    if inputs.is_empty() {
-        return Err(Error::NoGpu(
-            "no AMD or NVIDIA GPU found on this host; name one with --gfx (e.g. --gfx gfx1100)"
-                .into(),
-        ));
-    }
-    let plan = envplan::plan(m, &inputs, release, o.device)?;
-    if let Some(d) = o.device {
+    let answer = crate::ops::env::env(ctx, &req).map_err(|e| e.named_as_flags(&[]))?;
+    if let (Some(d), Some(label)) = (o.device, &answer.device_label) {
         // Name the GPU the index means, so a number is never taken on trust.
-        let amd_host = inputs
-            .iter()
-            .any(|g| g.vendor == crate::vendor::Vendor::Amd);
-        if let Some(g) = inputs
-            .iter()
-            .filter(|g| (g.vendor == crate::vendor::Vendor::Amd) == amd_host)
-            .nth(d)
-        {
-            let _ = writeln!(err, "rocmenv env: --device {d} is {}", g.label);
-        }
+        let _ = writeln!(err, "rocmenv env: --device {d} is {label}");
     }
-    for w in &plan.warnings {
+    for w in &answer.plan.warnings {
         let _ = writeln!(err, "rocmenv: warning: {w}");
     }
-    super::written(render_env(&plan, o.format.into(), o.explain, out))?;
-    Ok(if plan.unusable {
+    for c in &answer.corrected {
+        let what = match &c.fix {
+            UserVarFix::Set(v) => format!("this output sets {}={v}", c.name),
+            UserVarFix::Unset => match o.format {
+                EnvFormatArg::Sh | EnvFormatArg::Fish | EnvFormatArg::Json => {
+                    format!("this output unsets {}", c.name)
+                }
+                _ => format!(
+                    "remove {} from this environment by hand (this format cannot unset it)",
+                    c.name
+                ),
+            },
+        };
+        let _ = writeln!(
+            err,
+            "rocmenv: warning: your environment's {}; {what}",
+            c.problem
+        );
+    }
+    super::written(render_env(&answer.plan, o.format.into(), o.explain, out))?;
+    Ok(if answer.plan.unusable {
         crate::error::EXIT_FAILED
     } else {
         crate::error::EXIT_OK

@@ -9,11 +9,14 @@ use std::path::{Path, PathBuf};
 
 /// What the example is filled in with: the stack the GPUs call for (or `--stack`), doctor's default target.
 pub fn example_for_host(stack: Option<StackArg>, ctx: &Ctx) -> Result<ExampleInput, Error> {
-    let m = ctx.matrices()?;
     let facts = ctx.facts()?;
-    let amd: Vec<String> = facts
-        .amd_gpus()
-        .filter_map(|g| g.gfx.map(|t| t.to_string()))
+    // The GPUs the host plan leaves visible: an iGPU that env hides is not a target to build for.
+    let plan = crate::ops::plan::resolve(ctx, &crate::ops::plan::PlanRequest::default())?;
+    let amd: Vec<String> = plan
+        .devices()
+        .iter()
+        .filter(|d| d.vendor == crate::vendor::Vendor::Amd && d.hidden.is_none())
+        .filter_map(|d| d.arch.clone())
         .collect::<std::collections::BTreeSet<_>>()
         .into_iter()
         .collect();
@@ -36,7 +39,7 @@ pub fn example_for_host(stack: Option<StackArg>, ctx: &Ctx) -> Result<ExampleInp
         None => StackKind::Cpu,
     };
     // The rule doctor uses when it is given no --target.
-    let target = crate::target::resolve(None, m, facts)?;
+    let target = &plan.target;
     let (spec, why) = match (stack, &target.rocm, &target.cuda) {
         (StackKind::Ngc, _, Some(c)) | (StackKind::Cpu, None, Some(c)) => (
             Some(format!("cuda-{}", c.cuda.version.short())),

@@ -6,6 +6,7 @@ pub mod build;
 pub mod ctx;
 pub mod dockerfile;
 pub mod doctor;
+pub mod env;
 pub mod files;
 pub mod plan;
 pub mod run;

@@ -3,7 +3,6 @@
 
 use super::{Ctx, Event, Host, Sink};
 use crate::engine::{self, Engine, Mount, RunSpec};
-use crate::envplan;
 use crate::error::Error;
 use crate::vendor::Vendor;
 use std::path::PathBuf;
@@ -38,6 +37,8 @@ pub struct RunPlan {
     pub probe_binary: Option<PathBuf>,
     /// `--security`.
     pub security: engine::Security,
+    /// `--strict`: refuse `-e` variables that disagree with the host plan.
+    pub strict: bool,
 }
 
 /// Turns the options into a `RunSpec`: probes the host (or `--sysroot`) for devices, groups and variables.
@@ -54,19 +55,37 @@ pub fn plan_run(
         check_gpu(facts, vendor, n)?;
     }
     let mut env: Vec<(String, String)> = Vec::new();
-    if let Some(v) = vendor.gpu() {
-        let inputs: Vec<_> = envplan::inputs_from_host(facts)
-            .into_iter()
-            .filter(|g| g.vendor == v)
-            .collect();
-        if !inputs.is_empty() {
-            let plan = envplan::plan(m, &inputs, None, o.gpu)?;
-            for w in &plan.warnings {
-                on(Event::Warning(w.clone()));
-            }
-            // Device numbering is handled by mapping only the selected GPUs, so *_VISIBLE_DEVICES stay unset.
-            env = plan.image_env();
+    let mut planned = None;
+    if vendor.gpu().is_some() && facts.gpus.iter().any(|g| Some(g.vendor) == vendor.gpu()) {
+        // The image's release decides the override: a ROCm 6.2 image needs it where a 10.x one builds the target.
+        let image = super::plan::image_release(m, &o.image, engine);
+        let host_plan = super::plan::plan_on(
+            m,
+            facts,
+            &super::plan::PlanRequest {
+                why: image.target.is_some().then(|| image.why.clone()),
+                target: image.target.clone(),
+                device: o.gpu,
+                vendor: Some(vendor),
+            },
+        )?;
+        if image.target.is_none() {
+            on(Event::Note(format!(
+                "{}; assumed {}, {}",
+                image.why,
+                host_plan.target.label(),
+                host_plan.target.why()
+            )));
         }
+        if let Some(why) = &host_plan.mismatch {
+            on(Event::Warning(format!("{}: {why}", o.image)));
+        }
+        for w in &host_plan.env.warnings {
+            on(Event::Warning(w.clone()));
+        }
+        // Device numbering is handled by mapping only the selected GPUs, so *_VISIBLE_DEVICES stay unset.
+        env = host_plan.env.image_env();
+        planned = Some(host_plan.env);
     }
     for (k, v) in &o.env {
         env.retain(|(n, _)| n != k);
@@ -81,7 +100,17 @@ pub fn plan_run(
     };
     let groups = root.read_text("/etc/group").unwrap_or_default();
     let devices = engine::device_map(facts, vendor, o.gpu, &groups, daemon_cdi, o.security)
-        .map_err(|e| Error::invalid("vendor", e))?;
+        // Blame the flag only when one was given: a host without amdgpu is no --vendor mistake.
+        .map_err(|e| match (o.gpu, o.vendor) {
+            (Some(_), _) => Error::invalid("gpu", e),
+            (None, Some(_)) => Error::invalid("vendor", e),
+            (None, None) => {
+                Error::invalid("device mapping", format!("{e}; `rocmenv doctor` says why"))
+            }
+        })?;
+    if let Some(plan) = &planned {
+        user_vars(o, plan, devices.gpus.len(), vendor, on)?;
+    }
     if !devices.gpus.is_empty() {
         on(Event::Log(format!(
             "rocmenv run: maps {}",
@@ -104,6 +133,41 @@ pub fn plan_run(
         result_path: o.result.as_ref().map(|(p, _)| p.clone()),
         uploads: Vec::new(),
     })
+}
+
+/// The `-e` variables that disagree with the plan, named with the device each breaks: a warning, or with
+/// `--strict` (or `--security strict`) a refusal.
+fn user_vars(
+    o: &RunPlan,
+    plan: &crate::envplan::EnvPlan,
+    mapped: usize,
+    vendor: Vendor,
+    on: Sink,
+) -> Result<(), Error> {
+    // Inside the container the mapped GPUs are numbered from 0.
+    let counts = match vendor {
+        Vendor::Nvidia => (0, mapped),
+        _ => (mapped, 0),
+    };
+    let user = o.env.iter().map(|(k, v)| (k.as_str(), v.as_str()));
+    let wrong = crate::hostplan::judge_user_vars(plan, user, counts);
+    if wrong.is_empty() {
+        return Ok(());
+    }
+    let text: Vec<String> = wrong.iter().map(|w| format!("-e {}", w.problem)).collect();
+    if o.strict || o.security == engine::Security::Strict {
+        return Err(Error::invalid(
+            "env",
+            format!(
+                "{} (drop it, or run without --strict to pass it on)",
+                text.join("; ")
+            ),
+        ));
+    }
+    for t in text {
+        on(Event::Warning(format!("{t}; passed on as given")));
+    }
+    Ok(())
 }
 
 /// `--gpu n` against the host's GPUs of `vendor`: a GPU that is not there must not quietly become a CPU run.

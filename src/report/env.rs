@@ -57,10 +57,16 @@ pub fn render_env(
     }
     match format {
         EnvFormat::Json => {
+            // A variable to remove is `null`: the plan's answer is that it must not be set.
             let map: serde_json::Map<String, serde_json::Value> = p
-                .vars
+                .unset
                 .iter()
-                .map(|v| (v.name.clone(), v.value.clone().into()))
+                .map(|v| (v.name.clone(), serde_json::Value::Null))
+                .chain(
+                    p.vars
+                        .iter()
+                        .map(|v| (v.name.clone(), v.value.clone().into())),
+                )
                 .collect();
             let text = serde_json::to_string_pretty(&map).map_err(std::io::Error::other)?;
             return writeln!(out, "{text}");
@@ -77,6 +83,17 @@ pub fn render_env(
             return Ok(());
         }
         _ => {}
+    }
+    for v in &p.unset {
+        // Only the shells can remove a variable; the other formats get the stderr warning alone.
+        match format {
+            EnvFormat::Sh => writeln!(out, "unset {}  {}", v.name, comment(&v.why))?,
+            EnvFormat::Fish => writeln!(out, "set -e {}  {}", v.name, comment(&v.why))?,
+            EnvFormat::Dotenv => {
+                writeln!(out, "{}", comment(&format!("remove {}: {}", v.name, v.why)))?
+            }
+            _ => {}
+        }
     }
     for v in &p.vars {
         if commented {

@@ -97,6 +97,7 @@ pub fn plan(a: RunArgs) -> Result<RunPlan, Error> {
         probe: a.probe,
         probe_binary: a.probe_binary,
         security: a.security,
+        strict: a.strict,
     })
 }
 

@@ -372,6 +372,7 @@ fn in_container(
         probe: false,
         probe_binary: None,
         security: args.security,
+        strict: false,
     };
     let engine = ctx.engine()?;
     let mut spec = plan_run(ctx, &run_plan, Some(engine), &mut *progress.on)?;
