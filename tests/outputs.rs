@@ -197,6 +197,31 @@ fn report_slurm_init_and_collect_write_through_devices() {
     }
 }
 
+/// Written to a regular file, a support bundle stays private (0600: it is about a host) and a report is shared
+/// (0644), as before the write went through one helper.
+#[test]
+fn a_bundle_is_private_and_a_report_is_shared() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let host = fixture("hosts/no-gpu-debian12");
+    let report = fixture("reports/smoke-cpu-quick.json");
+    let o = rocmenv_in(
+        dir.path(),
+        &["collect", "--sysroot", &host, "-o", "b.tar.zst"],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", show(&o));
+    let o = rocmenv_in(dir.path(), &["report", "html", &report, "-o", "r.html"]);
+    assert_eq!(o.status.code(), Some(0), "{}", show(&o));
+    let mode = |f: &str| {
+        std::fs::metadata(dir.path().join(f))
+            .unwrap()
+            .permissions()
+            .mode()
+            & 0o777
+    };
+    assert_eq!((mode("b.tar.zst"), mode("r.html")), (0o600, 0o644));
+}
+
 /// A build context holds regular files: a device as `-o DIR`, or as the Dockerfile in it, is refused even with
 /// --force, and stays.
 #[test]

@@ -87,7 +87,8 @@ pub fn exec(a: CollectArgs, ctx: &Ctx, out: &mut dyn Write) -> Result<i32, Error
     } else {
         Existing::Refuse(&exists)
     };
-    let bytes = files::write_with(&output, existing, &mut |w| {
+    // 0600: a bundle is about a host (its users, groups, environment), for whoever asked for it.
+    let bytes = files::write_with(&output, existing, 0o600, &mut |w| {
         collect::write_tar(&items, w, mtime)
     })?;
     // `-o /dev/stdout` sends the bundle down a pipe; the summary must not follow it there.

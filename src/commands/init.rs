@@ -91,7 +91,7 @@ pub fn write_new(path: &Path, text: &str) -> Result<(), Error> {
     if files::output_kind(path)? == OutputKind::File && path.symlink_metadata().is_ok() {
         return Err(exists());
     }
-    files::write_with(path, Existing::Refuse(&exists), &mut |w| {
+    files::write_with(path, Existing::Refuse(&exists), 0o644, &mut |w| {
         w.write_all(text.as_bytes())
     })?;
     Ok(())

@@ -85,21 +85,23 @@ fn own_stdio(meta: &std::fs::Metadata) -> Option<File> {
 /// temporary file in the same directory (a unique name, removed on failure), so a reader never sees half of it and
 /// two runs never share the temporary file; to a device, FIFO or this process's stdout by writing through it, so
 /// `--json /dev/stdout` prints and `/dev/null` stays a device. A directory is refused; `existing` says what
-/// becomes of a regular file already there.
+/// becomes of a regular file already there, and a file made gets `mode`.
 pub fn write_with(
     path: &Path,
     existing: Existing,
+    mode: u32,
     fill: &mut dyn FnMut(&mut dyn Write) -> io::Result<()>,
 ) -> Result<u64, Error> {
     match output_kind(path)? {
         OutputKind::Stream => write_through(path, fill),
-        OutputKind::File => write_replacing(path, existing, fill),
+        OutputKind::File => write_replacing(path, existing, mode, fill),
     }
 }
 
-/// Writes `text` to `path` as [`write_with`] does, replacing a regular file there.
+/// Writes `text` to `path` as [`write_with`] does, replacing a regular file there; a file made is 0644, since
+/// results and baselines are shared with CI and teammates like any written file.
 pub fn write_atomic(path: &Path, text: &[u8]) -> Result<(), Error> {
-    write_with(path, Existing::Replace, &mut |w| w.write_all(text)).map(|_| ())
+    write_with(path, Existing::Replace, 0o644, &mut |w| w.write_all(text)).map(|_| ())
 }
 
 fn write_through(
@@ -128,6 +130,7 @@ fn write_through(
 fn write_replacing(
     path: &Path,
     existing: Existing,
+    mode: u32,
     fill: &mut dyn FnMut(&mut dyn Write) -> io::Result<()>,
 ) -> Result<u64, Error> {
     let dir = match path.parent() {
@@ -138,14 +141,13 @@ fn write_replacing(
         .prefix(".rocmenv-")
         .tempfile_in(dir)
         .map_err(|e| Error::io("write", path, e))?;
-    // tempfile makes it 0600; results and baselines are shared with CI and teammates like any written file.
     use std::os::unix::fs::PermissionsExt;
     let mut w = Counted(tmp.as_file(), 0);
     fill(&mut w)
         .and_then(|_| w.flush())
         .and_then(|_| {
             tmp.as_file()
-                .set_permissions(std::fs::Permissions::from_mode(0o644))
+                .set_permissions(std::fs::Permissions::from_mode(mode))
         })
         .and_then(|_| tmp.as_file().sync_all())
         .map_err(|e| Error::io("write", path, e))?;
@@ -255,7 +257,8 @@ mod tests {
     }
 
     /// A regular file is replaced by a new one (a new inode: a reader holding the old one never sees half of the
-    /// new), made 0644, and no temporary file stays; `Existing::Refuse` keeps it and returns the caller's error.
+    /// new), made 0644, and no temporary file stays; `Existing::Refuse` keeps it and returns the caller's error; a
+    /// new file gets the mode asked for.
     #[test]
     fn a_regular_file_is_replaced_atomically() {
         use std::os::unix::fs::MetadataExt;
@@ -270,15 +273,20 @@ mod tests {
         assert_eq!(m.permissions().mode() & 0o777, 0o644);
         assert_eq!(std::fs::read(&p).unwrap(), b"new");
         let refuse = || Error::invalid("output", "exists");
-        let e = write_with(&p, Existing::Refuse(&refuse), &mut |w| w.write_all(b"x")).unwrap_err();
+        let e = write_with(&p, Existing::Refuse(&refuse), 0o644, &mut |w| {
+            w.write_all(b"x")
+        })
+        .unwrap_err();
         assert_eq!(e.to_string(), "output: exists");
         assert_eq!(std::fs::read(&p).unwrap(), b"new");
         let fresh = dir.path().join("fresh");
-        let n = write_with(&fresh, Existing::Refuse(&refuse), &mut |w| {
+        let n = write_with(&fresh, Existing::Refuse(&refuse), 0o600, &mut |w| {
             w.write_all(b"12345")
         })
         .unwrap();
         assert_eq!((n, std::fs::read(&fresh).unwrap()), (5, b"12345".to_vec()));
+        let mode = std::fs::metadata(&fresh).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600, "the mode asked for");
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 2);
     }
 }
