@@ -7,6 +7,7 @@ pub mod ctx;
 pub mod dockerfile;
 pub mod doctor;
 pub mod files;
+pub mod gc;
 pub mod run;
 pub mod suite;
 pub mod validate;
