@@ -292,7 +292,7 @@ fn a_directory_is_refused_before_the_work() {
         !dir.path().join("ran").exists(),
         "smoke ran its suite before refusing --json"
     );
-    assert_eq!(std::fs::read_dir(&out).unwrap().count(), 0);
+    assert_eq!(std::fs::read_dir(out).unwrap().count(), 0);
 }
 
 /// `--json /dev/stdout` prints the document; with stdout appended to a file, it lands after what was there. The
