@@ -133,20 +133,28 @@ pub enum Command {
     /// Remove containers that crashed rocmenv runs left behind (those labelled rocmenv.managed=true). A container
     /// whose rocmenv run is still alive on this host (its owner's host, pid and start time are in its labels) is
     /// kept, as is a running one whose owner cannot be checked (another host, or no owner labels); the others
-    /// (stopped ones, running ones whose owner is gone) are removed.
+    /// (stopped ones, running ones whose owner is gone) are removed. --dry-run lists what would go and removes nothing.
     ///
-    /// Exit codes: 0 done, 3 the daemon is unreachable.
+    /// Exit codes: 0 done, 2 bad usage (--force without --all), 3 the daemon is unreachable.
     Gc {
-        /// Print the removed containers as JSON.
+        /// Print the removed containers as JSON (an object with "dry_run", "containers" and "images" under
+        /// --images or --dry-run).
         #[arg(long)]
         json: bool,
-        /// Remove every labelled container, also those of live runs (running ones are killed, and their
-        /// `rocmenv run` then fails with 125); with --images, the newest image of each stack too.
+        /// Remove every labelled container except those of runs still alive on this host: also running ones whose
+        /// owner cannot be checked; with --images, the newest image of each stack too.
         #[arg(long)]
         all: bool,
+        /// With --all: also the containers of live runs (running ones are killed, and their `rocmenv run` then
+        /// fails with 125).
+        #[arg(long, requires = "all")]
+        force: bool,
         /// Also remove the images rocmenv built that no container uses, keeping the newest of each stack.
         #[arg(long)]
         images: bool,
+        /// List what would be removed, and remove nothing.
+        #[arg(long)]
+        dry_run: bool,
     },
     /// Print a Kubernetes Job or DaemonSet that checks GPU nodes.
     ///

@@ -486,6 +486,141 @@ fn gc_keeps_a_live_runs_container_and_removes_one_whose_owner_is_gone() {
     assert_no_leftovers(&d.engine);
 }
 
+/// Issue 36: `gc --dry-run` lists what gc would remove and removes nothing; a plain `gc` then removes it.
+#[test]
+fn gc_dry_run_lists_and_removes_nothing() {
+    let Some(d) = daemon("gc-dry-run") else {
+        return;
+    };
+    let name = "rocmenv-dry-run-test";
+    let o = Command::new("docker")
+        .args(["create", "--label", "rocmenv.managed=true", "--name", name])
+        .args([BASE, "sleep", "1"])
+        .output()
+        .expect("docker create");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let there = |e: &rocmenv::engine::Engine| {
+        e.managed_containers()
+            .unwrap()
+            .iter()
+            .any(|c| c.name == name)
+    };
+    let o = rocmenv(&["gc", "--dry-run"]);
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert_eq!(o.status.code(), Some(0), "{out}");
+    // Other processes' runs on this daemon may be listed beside it.
+    let first = out.lines().next().unwrap_or_default();
+    assert!(
+        first.starts_with("would remove ") && first.contains(&format!("{name} (created)")),
+        "{out}"
+    );
+    let o = rocmenv(&["gc", "--dry-run", "--json"]);
+    assert_eq!(o.status.code(), Some(0));
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON");
+    assert_eq!(doc["dry_run"], true, "{doc}");
+    assert!(
+        doc["containers"]["removed"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|c| c["name"] == name),
+        "{doc}"
+    );
+    assert!(there(&d.engine), "gc --dry-run removed {name}");
+    let o = rocmenv(&["gc"]);
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert_eq!(o.status.code(), Some(0), "{out}");
+    let first = out.lines().next().unwrap_or_default();
+    assert!(
+        first.starts_with("removed ") && first.contains(&format!("{name} (created)")),
+        "{out}"
+    );
+    assert!(!there(&d.engine), "gc left {name}");
+    assert_no_leftovers(&d.engine);
+}
+
+/// Issue 36: `gc --all` killed live runs (which then failed with 125). It now keeps a live run's container and
+/// says `--all --force` removes it; a dry run of that lists it and leaves it; `--all --force` removes it.
+#[test]
+fn gc_all_keeps_a_live_run_unless_forced() {
+    let Some(d) = daemon("gc-all-live") else {
+        return;
+    };
+    let child = Command::new(env!("CARGO_BIN_EXE_rocmenv"))
+        .args([
+            "run", "--vendor", "cpu", "--image", BASE, "--", "sleep", "60",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawns");
+    let live = |e: &rocmenv::engine::Engine| {
+        e.managed_containers()
+            .unwrap()
+            .into_iter()
+            .find(|c| c.owner.as_ref().is_some_and(|o| o.pid == child.id()))
+    };
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let name = loop {
+        match live(&d.engine) {
+            Some(c) if c.state == "running" => break c.name,
+            _ => assert!(Instant::now() < deadline, "the run's container never ran"),
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    let o = rocmenv(&["gc", "--all"]);
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert_eq!(o.status.code(), Some(0), "{out}");
+    assert!(
+        out.contains(&format!(
+            "kept {name} (running): its rocmenv run (pid {}) is still running (rocmenv gc --all --force removes it)",
+            child.id()
+        )),
+        "{out}"
+    );
+    assert!(live(&d.engine).is_some(), "gc --all removed a live run");
+    let o = rocmenv(&["gc", "--all", "--force", "--dry-run", "--json"]);
+    assert_eq!(o.status.code(), Some(0));
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON");
+    assert!(
+        doc["dry_run"] == true
+            && doc["containers"]["removed"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|c| c["name"] == name.as_str()),
+        "{doc}"
+    );
+    assert!(live(&d.engine).is_some(), "a dry run removed a live run");
+    let o = rocmenv(&["gc", "--all", "--force"]);
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert_eq!(o.status.code(), Some(0), "{out}");
+    assert!(
+        out.starts_with("removed ") && out.contains(&format!("{name} (running)")),
+        "{out}"
+    );
+    let o = child.wait_with_output().expect("waits");
+    assert_eq!(
+        o.status.code(),
+        Some(125),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert_no_leftovers(&d.engine);
+}
+
+/// `--force` means something only with `--all`: alone it is a usage error, one line, exit 2.
+#[test]
+fn gc_force_needs_all() {
+    let o = rocmenv(&["gc", "--force"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.lines().count() == 1 && err.starts_with("rocmenv: ") && err.contains("--all"),
+        "{err}"
+    );
+}
+
 #[test]
 fn the_cpu_stack_builds_end_to_end_and_runs_torch() {
     let Some(d) = daemon("cpu-stack") else { return };

@@ -1,7 +1,7 @@
 //! Issue 25, item 8: each build left a `rocmenv/<stack>:<hash>` image and gc removed containers only. Against a
 //! second dockerd of the test's own (never the shared one, whose images belong to others), `gc --images` removes the
 //! older images of a stack, keeps the newest, one a container uses and one the user tagged, and `--all` takes the
-//! newest too; and `run -- nosuchcmd` in one exits 127 as `docker run` does. The images are built FROM scratch, so no base image or registry is needed. Without root, dockerd or
+//! newest too, and `--dry-run` lists the same and removes nothing; and `run -- nosuchcmd` in one exits 127 as `docker run` does. The images are built FROM scratch, so no base image or registry is needed. Without root, dockerd or
 //! `ip` it prints SKIP, unless ROCMENV_ENGINE_TESTS=1 makes that a failure.
 
 #[allow(dead_code)]
@@ -113,6 +113,38 @@ fn gc_images_removes_old_builds_and_keeps_the_newest_used_and_tagged() {
         "{}",
         stderr(&o)
     );
+
+    // Issue 36: --dry-run says what gc would remove, in the same words, and removes nothing.
+    let before = images(&daemon);
+    let o = rocmenv(&host, &config, &["gc", "--images", "--dry-run"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(
+        out.starts_with("no rocmenv containers\nwould remove 1 image(s), up to ")
+            && out.contains(&format!(
+                "freed (layers kept images share stay): {oldest}\n"
+            ))
+            && out.contains(&format!(
+                "would keep image {newest}: the newest context image"
+            )),
+        "{out}"
+    );
+    let o = rocmenv(
+        &host,
+        &config,
+        &["gc", "--images", "--all", "--dry-run", "--json"],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(doc["dry_run"], true, "{doc}");
+    let listed: Vec<&str> = doc["images"]["removed"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["tags"][0].as_str().unwrap())
+        .collect();
+    assert_eq!(listed, [newest.as_str(), oldest.as_str()], "{doc}");
+    assert_eq!(images(&daemon), before, "a dry run removed images");
 
     let o = rocmenv(&host, &config, &["gc", "--images"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));

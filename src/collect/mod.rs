@@ -304,20 +304,10 @@ fn json_bytes(v: &serde_json::Value) -> Result<Vec<u8>, Error> {
     Ok(b)
 }
 
-/// Writes the items as a zstd-compressed tar at `out`, atomically: a temporary file next to it, renamed over it
-/// only when complete. Without `force`, an existing `out` is left alone and is an error.
-pub fn write_archive(items: &Items, out: &Path, force: bool, mtime: u64) -> Result<u64, Error> {
-    let dir = match out.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
-    let tmp = tempfile::Builder::new()
-        .prefix(".rocmenv-collect-")
-        .suffix(".part")
-        .tempfile_in(dir)
-        .map_err(|e| Error::io("create a file in", dir, e))?;
-    let werr = |e: std::io::Error| Error::io("write", tmp.path().to_path_buf(), e);
-    let enc = zstd::stream::write::Encoder::new(tmp.as_file(), 9).map_err(werr)?;
+/// Writes the items as a zstd-compressed tar to `w` (the caller decides where: a temporary file put in place when
+/// complete, or a device written through).
+pub fn write_tar(items: &Items, w: &mut dyn Write, mtime: u64) -> std::io::Result<()> {
+    let enc = zstd::stream::write::Encoder::new(w, 9)?;
     let mut tar = tar::Builder::new(enc);
     tar.mode(tar::HeaderMode::Deterministic);
     for (rel, item) in items {
@@ -330,38 +320,23 @@ pub fn write_archive(items: &Items, out: &Path, force: bool, mtime: u64) -> Resu
                 h.set_entry_type(tar::EntryType::Directory);
                 h.set_mode(0o755);
                 h.set_size(0);
-                tar.append_data(&mut h, format!("{rel}/"), std::io::empty())
-                    .map_err(werr)?;
+                tar.append_data(&mut h, format!("{rel}/"), std::io::empty())?;
             }
             Item::File(bytes, mode) => {
                 h.set_entry_type(tar::EntryType::Regular);
                 h.set_mode(*mode);
                 h.set_size(bytes.len() as u64);
-                tar.append_data(&mut h, rel, &bytes[..]).map_err(werr)?;
+                tar.append_data(&mut h, rel, &bytes[..])?;
             }
             Item::Link(target) => {
                 h.set_entry_type(tar::EntryType::Symlink);
                 h.set_mode(0o777);
                 h.set_size(0);
-                tar.append_link(&mut h, rel, target).map_err(werr)?;
+                tar.append_link(&mut h, rel, target)?;
             }
         }
     }
-    let enc = tar.into_inner().map_err(werr)?;
-    let mut file = enc.finish().map_err(werr)?;
-    file.flush().map_err(werr)?;
-    tmp.as_file().sync_all().map_err(werr)?;
-    let size = tmp.as_file().metadata().map(|m| m.len()).unwrap_or(0);
-    let persisted = if force {
-        tmp.persist(out).map_err(|e| e.error)
-    } else {
-        tmp.persist_noclobber(out).map_err(|e| e.error)
-    };
-    match persisted {
-        Ok(_) => Ok(size),
-        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Err(exists(out)),
-        Err(e) => Err(Error::io("write", out, e)),
-    }
+    tar.into_inner()?.finish()?.flush()
 }
 
 /// The error for an output file that exists.

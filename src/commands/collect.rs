@@ -5,6 +5,7 @@ use crate::collect::{self, redact::Redactor, Item};
 use crate::error::Error;
 use crate::host::{ProbeOptions, RecordingSession};
 use crate::ops::doctor::DoctorPlan;
+use crate::ops::files::{self, Existing, OutputKind};
 use crate::ops::{Ctx, HostSpec};
 use crate::report;
 use std::io::Write;
@@ -45,8 +46,10 @@ pub fn exec(a: CollectArgs, ctx: &Ctx, out: &mut dyn Write) -> Result<i32, Error
             PathBuf::from(collect::default_name(&host, &date))
         }
     };
-    // Checked again, atomically, when the bundle is put in place; this saves probing the host for nothing.
-    if !a.force && std::fs::symlink_metadata(&output).is_ok() {
+    // Checked again, atomically, when the bundle is put in place; this saves probing the host for nothing. A device
+    // or FIFO (`-o /dev/stdout`) is written through, so there is nothing to replace and no --force to ask for.
+    let kind = files::output_kind(&output)?;
+    if !a.force && kind == OutputKind::File && std::fs::symlink_metadata(&output).is_ok() {
         return Err(collect::exists(&output));
     }
     let (root, session) = ctx.open_host()?;
@@ -78,7 +81,23 @@ pub fn exec(a: CollectArgs, ctx: &Ctx, out: &mut dyn Write) -> Result<i32, Error
         .duration_since(SystemTime::UNIX_EPOCH)
         .map(|d| d.as_secs())
         .unwrap_or(0);
-    let bytes = collect::write_archive(&items, &output, a.force, mtime)?;
+    let exists = || collect::exists(&output);
+    let existing = if a.force {
+        Existing::Replace
+    } else {
+        Existing::Refuse(&exists)
+    };
+    // 0600: a bundle is about a host (its users, groups, environment), for whoever asked for it.
+    let bytes = files::write_with(&output, existing, 0o600, &mut |w| {
+        collect::write_tar(&items, w, mtime)
+    })?;
+    // `-o /dev/stdout` sends the bundle down a pipe; the summary must not follow it there.
+    let mut stderr = std::io::stderr();
+    let out: &mut dyn Write = if files::is_stdout(&output) {
+        &mut stderr
+    } else {
+        out
+    };
     super::written(summary(
         out,
         &output,

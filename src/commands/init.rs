@@ -3,9 +3,10 @@
 use crate::cli::{InitArgs, StackArg};
 use crate::config::{self, ExampleInput, StackKind};
 use crate::error::Error;
+use crate::ops::files::{self, Existing, OutputKind};
 use crate::ops::Ctx;
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// What the example is filled in with: the stack the GPUs call for (or `--stack`), doctor's default target.
 pub fn example_for_host(stack: Option<StackArg>, ctx: &Ctx) -> Result<ExampleInput, Error> {
@@ -78,7 +79,8 @@ pub fn example_for_host(stack: Option<StackArg>, ctx: &Ctx) -> Result<ExampleInp
 }
 
 /// Writes `text` to `path` unless a file is there: through a temporary file in the same directory, persisted
-/// without replacing (link(2)), so a reader never sees half a file and a file written meanwhile is not lost.
+/// without replacing (link(2)), so a reader never sees half a file and a file written meanwhile is not lost. A
+/// device or FIFO (`/dev/stdout`) is written through; a directory is refused.
 pub fn write_new(path: &Path, text: &str) -> Result<(), Error> {
     let exists = || {
         Error::Config {
@@ -88,26 +90,12 @@ pub fn write_new(path: &Path, text: &str) -> Result<(), Error> {
         message: "already exists; rocmenv init does not replace it (edit it, remove it, or write elsewhere with -o FILE)".into(),
     }
     };
-    if path.exists() {
+    // Checked again when the file is put in place; this only spares making a temporary file for nothing.
+    if files::output_kind(path)? == OutputKind::File && path.symlink_metadata().is_ok() {
         return Err(exists());
     }
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".rocmenv-init-")
-        .tempfile_in(&dir)
-        .map_err(|e| Error::io("create a file in", &dir, e))?;
-    tmp.write_all(text.as_bytes())
-        .and_then(|_| tmp.as_file().sync_all())
-        .map_err(|e| Error::io("write", tmp.path(), e))?;
-    tmp.persist_noclobber(path).map_err(|e| {
-        if e.error.kind() == std::io::ErrorKind::AlreadyExists {
-            exists()
-        } else {
-            Error::io("write", path, e.error)
-        }
+    files::write_with(path, Existing::Refuse(&exists), 0o644, &mut |w| {
+        w.write_all(text.as_bytes())
     })?;
     Ok(())
 }

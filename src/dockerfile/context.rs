@@ -22,6 +22,16 @@ pub fn write_context(rendered: &Rendered, dir: &Path, force: bool) -> Result<(),
             .iter()
             .map(|(p, b)| (p.clone(), b.as_slice())),
     );
+    // A device or FIFO where the context should be is a wrong -o, never something to replace (issue 36).
+    if fs::metadata(dir).is_ok_and(|m| !m.is_dir()) {
+        return Err(Error::invalid(
+            "output",
+            format!(
+                "{} is not a directory; -o names the directory the build context is written to (a new one, or one of yours)",
+                dir.display()
+            ),
+        ));
+    }
     for (rel, _) in &all {
         // Context paths come from our own templates; refuse anything that would escape `dir`.
         if !rel.components().all(|c| matches!(c, Component::Normal(_))) {
@@ -32,6 +42,16 @@ pub fn write_context(rendered: &Rendered, dir: &Path, force: bool) -> Result<(),
             )));
         }
         let path = dir.join(rel);
+        // A context holds regular files: a directory, device or FIFO in one's place stays, even with --force.
+        if fs::metadata(&path).is_ok_and(|m| !m.is_file()) {
+            return Err(Error::invalid(
+                "output",
+                format!(
+                    "{} is not a regular file, and rocmenv does not replace it: remove it, or write the context to another -o DIR",
+                    path.display()
+                ),
+            ));
+        }
         if !force && fs::symlink_metadata(&path).is_ok() {
             return Err(Error::invalid(
                 "output",
@@ -133,5 +153,29 @@ mod tests {
         let e = write_context(&rendered(), dir.path(), false).unwrap_err();
         assert!(e.to_string().contains("--force"), "{e}");
         write_context(&rendered(), dir.path(), true).unwrap();
+    }
+
+    /// Issue 36: a FIFO where the Dockerfile goes (or where the directory goes) is refused, even with --force, and
+    /// stays a FIFO; nothing is written beside it.
+    #[test]
+    fn a_fifo_in_the_context_or_as_the_directory_is_never_replaced() {
+        use std::os::unix::fs::FileTypeExt;
+        let dir = tempfile::tempdir().unwrap();
+        let mode = rustix::fs::Mode::from_raw_mode(0o600);
+        let fifo = dir.path().join("Dockerfile");
+        rustix::fs::mkfifoat(rustix::fs::CWD, &fifo, mode).unwrap();
+        let e = write_context(&rendered(), dir.path(), true).unwrap_err();
+        assert!(
+            e.to_string().contains("Dockerfile is not a regular file") && e.exit_code() == 2,
+            "{e}"
+        );
+        let as_dir = dir.path().join("ctx");
+        rustix::fs::mkfifoat(rustix::fs::CWD, &as_dir, mode).unwrap();
+        let e = write_context(&rendered(), &as_dir, true).unwrap_err();
+        assert!(e.to_string().contains("ctx is not a directory"), "{e}");
+        for p in [&fifo, &as_dir] {
+            assert!(fs::symlink_metadata(p).unwrap().file_type().is_fifo());
+        }
+        assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 2);
     }
 }

@@ -3,7 +3,7 @@
 
 use super::connect::Engine;
 use super::fault::describe;
-use super::owner::{hostname, liveness, Liveness, Owner};
+use super::owner::{liveness, Liveness, Owner};
 use super::run::MANAGED_LABEL;
 use crate::error::Error;
 use bollard::query_parameters::{ListContainersOptionsBuilder, RemoveContainerOptionsBuilder};
@@ -30,9 +30,12 @@ pub struct Kept {
     pub container: Leftover,
     /// Why it was kept, e.g. `its rocmenv run (pid 42) is still running`.
     pub why: String,
+    /// True when its run is alive on this host, which only `--all --force` overrides.
+    #[serde(skip)]
+    pub live: bool,
 }
 
-/// What `rocmenv gc` did.
+/// What `rocmenv gc` did (or, in a dry run, would do).
 #[derive(Debug, Clone, Default, serde::Serialize)]
 pub struct GcOutcome {
     /// Removed containers.
@@ -41,25 +44,48 @@ pub struct GcOutcome {
     pub kept: Vec<Kept>,
 }
 
-/// Why `c` must stay, or `None` when gc may remove it. `all` removes everything; otherwise a container stays while
-/// its owner runs (whatever its state: an exited one is still being read), and a running one stays when its owner
-/// cannot be checked (another host, or no owner labels).
-pub fn keep_reason(c: &Leftover, all: bool, host: &str, proc_root: &Path) -> Option<String> {
-    if all {
+/// Which labelled containers `rocmenv gc` may remove.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GcScope {
+    /// Those no live rocmenv owns: a container stays while its owner runs, and a running one stays when its owner
+    /// cannot be checked (another host, or no owner labels).
+    Orphans,
+    /// `--all`: every one except those of runs alive on this host.
+    AllButLive,
+    /// `--all --force`: every one, killing live runs' containers.
+    Everything,
+}
+
+/// Why `c` must stay under `scope`, and whether its run is alive; `None` when gc may remove it. A container stays
+/// while its owner runs (whatever its state: an exited one is still being read) unless the scope is
+/// [`GcScope::Everything`]; a running one whose owner cannot be checked stays under [`GcScope::Orphans`] only.
+pub fn keep_reason(
+    c: &Leftover,
+    scope: GcScope,
+    host: &str,
+    proc_root: &Path,
+) -> Option<(String, bool)> {
+    if scope == GcScope::Everything {
         return None;
     }
     let running = !matches!(c.state.as_str(), "created" | "exited" | "dead");
+    let uncheckable = scope == GcScope::Orphans && running;
     match (liveness(c.owner.as_ref(), host, proc_root), &c.owner) {
-        (Liveness::Alive, Some(o)) => {
-            Some(format!("its rocmenv run (pid {}) is still running", o.pid))
-        }
-        (Liveness::OtherHost, Some(o)) if running => Some(format!(
-            "it runs for rocmenv pid {} on host {}, which cannot be checked from here",
-            o.pid, o.host
+        (Liveness::Alive, Some(o)) => Some((
+            format!("its rocmenv run (pid {}) is still running", o.pid),
+            true,
         )),
-        (Liveness::Unknown, _) if running => {
-            Some("it runs and records no owner, so it may belong to a live run".to_string())
-        }
+        (Liveness::OtherHost, Some(o)) if uncheckable => Some((
+            format!(
+                "it runs for rocmenv pid {} on host {}, which cannot be checked from here",
+                o.pid, o.host
+            ),
+            false,
+        )),
+        (Liveness::Unknown, _) if uncheckable => Some((
+            "it runs and records no owner, so it may belong to a live run".to_string(),
+            false,
+        )),
         _ => None,
     }
 }
@@ -91,43 +117,33 @@ impl Engine {
             .collect())
     }
 
-    /// Removes the managed containers no live rocmenv owns (every one with `all`, killing running ones).
-    pub fn gc(&self, all: bool) -> Result<GcOutcome, Error> {
-        let host = hostname();
-        let mut outcome = GcOutcome::default();
-        for c in self.managed_containers()? {
-            if let Some(why) = keep_reason(&c, all, &host, Path::new("/proc")) {
-                outcome.kept.push(Kept { container: c, why });
-                continue;
-            }
-            let opts = RemoveContainerOptionsBuilder::new()
-                .force(true)
-                .v(true)
-                .build();
-            match self
-                .rt
-                .block_on(self.docker.remove_container(&c.id, Some(opts)))
-            {
-                Ok(()) => outcome.removed.push(c),
-                // Removed meanwhile (by its own run finishing): nothing left to do.
-                Err(bollard::errors::Error::DockerResponseServerError {
-                    status_code: 404, ..
-                }) => {}
-                Err(e) => {
-                    return Err(Error::Engine(format!(
-                        "cannot remove {}: {}",
-                        c.name,
-                        describe(&e)
-                    )))
-                }
-            }
+    /// Removes the managed container `c`, killing it if it runs; false when it was already gone (its own run
+    /// finished meanwhile).
+    pub fn remove_managed(&self, c: &Leftover) -> Result<bool, Error> {
+        let opts = RemoveContainerOptionsBuilder::new()
+            .force(true)
+            .v(true)
+            .build();
+        match self
+            .rt
+            .block_on(self.docker.remove_container(&c.id, Some(opts)))
+        {
+            Ok(()) => Ok(true),
+            Err(bollard::errors::Error::DockerResponseServerError {
+                status_code: 404, ..
+            }) => Ok(false),
+            Err(e) => Err(Error::Engine(format!(
+                "cannot remove {}: {}",
+                c.name,
+                describe(&e)
+            ))),
         }
-        Ok(outcome)
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use super::super::owner::hostname;
     use super::*;
 
     fn container(state: &str, owner: Option<Owner>) -> Leftover {
@@ -153,20 +169,39 @@ mod tests {
             host: format!("{host}-other"),
             ..me.clone()
         };
-        let kept = |c: &Leftover| keep_reason(c, false, &host, proc);
-        assert!(kept(&container("running", Some(me.clone())))
-            .unwrap()
-            .contains("still running"));
+        let kept = |c: &Leftover| keep_reason(c, GcScope::Orphans, &host, proc);
+        let (why, live) = kept(&container("running", Some(me.clone()))).unwrap();
+        assert!(why.contains("still running") && live, "{why}");
         assert!(kept(&container("exited", Some(me.clone()))).is_some());
         assert_eq!(kept(&container("running", Some(gone.clone()))), None);
         assert_eq!(kept(&container("exited", Some(gone))), None);
-        assert!(kept(&container("running", Some(elsewhere.clone()))).is_some());
-        assert_eq!(kept(&container("exited", Some(elsewhere))), None);
-        assert!(kept(&container("running", None)).is_some());
-        assert_eq!(kept(&container("created", None)), None);
-        // --all removes everything labelled.
         assert_eq!(
-            keep_reason(&container("running", Some(me)), true, &host, proc),
+            kept(&container("running", Some(elsewhere.clone()))).map(|k| k.1),
+            Some(false)
+        );
+        assert_eq!(kept(&container("exited", Some(elsewhere.clone()))), None);
+        assert_eq!(kept(&container("running", None)).map(|k| k.1), Some(false));
+        assert_eq!(kept(&container("created", None)), None);
+        // Issue 36: --all takes what cannot be checked but keeps a live run's container, running or exited.
+        let all = |c: &Leftover| keep_reason(c, GcScope::AllButLive, &host, proc);
+        assert_eq!(
+            all(&container("running", Some(me.clone()))).map(|k| k.1),
+            Some(true)
+        );
+        assert_eq!(
+            all(&container("exited", Some(me.clone()))).map(|k| k.1),
+            Some(true)
+        );
+        assert_eq!(all(&container("running", Some(elsewhere))), None);
+        assert_eq!(all(&container("running", None)), None);
+        // --all --force removes everything labelled.
+        assert_eq!(
+            keep_reason(
+                &container("running", Some(me)),
+                GcScope::Everything,
+                &host,
+                proc
+            ),
             None
         );
     }

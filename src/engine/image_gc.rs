@@ -47,7 +47,7 @@ pub struct KeptImage {
     pub why: String,
 }
 
-/// What `rocmenv gc --images` did.
+/// What `rocmenv gc --images` did (or, in a dry run, would do).
 #[derive(Debug, Clone, Default, serde::Serialize)]
 pub struct ImageGcOutcome {
     /// Removed images.
@@ -139,8 +139,8 @@ impl Engine {
         Ok(out)
     }
 
-    /// Image id → a container using it, for every container (running or not).
-    fn images_in_use(&self) -> Result<HashMap<String, String>, Error> {
+    /// Every container (running or not) with the image it uses: (image id, container name).
+    pub fn image_users(&self) -> Result<Vec<(String, String)>, Error> {
         let opts = ListContainersOptionsBuilder::new().all(true).build();
         let list = self
             .rt
@@ -160,77 +160,42 @@ impl Engine {
     }
 
     /// The bytes the daemon's images take (`docker system df`); `None` when its API version does not report it.
-    fn layers_size(&self) -> Option<u64> {
+    pub fn layers_size(&self) -> Option<u64> {
         let df = self.rt.block_on(self.docker.df(None)).ok()?;
         df.image_usage?.total_size.map(|b| b.max(0) as u64)
     }
 
-    /// Removes the images rocmenv built that no container uses, keeping the newest of each stack unless `all`.
-    pub fn gc_images(&self, all: bool) -> Result<ImageGcOutcome, Error> {
-        let images = self.built_images()?;
-        let used = self.images_in_use()?;
-        let before = self.layers_size();
-        let (remove, mut kept) = plan_image_gc(images, &used, all);
-        let mut removed = Vec::new();
-        for i in remove {
-            // By tag, without force: a container made meanwhile makes the daemon refuse, and the image stays.
-            let names: Vec<String> = if i.tags.is_empty() {
-                vec![i.id.clone()]
-            } else {
-                i.tags.clone()
-            };
-            let mut refused = None;
-            for n in &names {
-                let opts = RemoveImageOptionsBuilder::new().build();
-                match self
-                    .rt
-                    .block_on(self.docker.remove_image(n, Some(opts), None))
-                {
-                    Ok(_) => {}
-                    Err(bollard::errors::Error::DockerResponseServerError {
-                        status_code: 404,
-                        ..
-                    }) => {}
-                    Err(bollard::errors::Error::DockerResponseServerError {
-                        status_code: 409,
-                        message,
-                    }) => {
-                        refused = Some(message);
-                        break;
-                    }
-                    Err(e) => {
-                        return Err(Error::Engine(format!(
-                            "cannot remove image {n}: {}",
-                            describe(&e)
-                        )))
-                    }
-                }
-            }
-            match refused {
-                Some(why) => kept.push(KeptImage {
-                    image: i,
-                    why: format!("the engine refused: {why}"),
-                }),
-                None => {
-                    removed.push(i);
+    /// Removes the image `i` by each of its tags (by id when it has none), without force: `Ok(Some(why))` when the
+    /// engine refused because a container made meanwhile uses it, and the image stays.
+    pub fn remove_built_image(&self, i: &BuiltImage) -> Result<Option<String>, Error> {
+        let names: Vec<String> = if i.tags.is_empty() {
+            vec![i.id.clone()]
+        } else {
+            i.tags.clone()
+        };
+        for n in &names {
+            let opts = RemoveImageOptionsBuilder::new().build();
+            match self
+                .rt
+                .block_on(self.docker.remove_image(n, Some(opts), None))
+            {
+                Ok(_) => {}
+                Err(bollard::errors::Error::DockerResponseServerError {
+                    status_code: 404, ..
+                }) => {}
+                Err(bollard::errors::Error::DockerResponseServerError {
+                    status_code: 409,
+                    message,
+                }) => return Ok(Some(message)),
+                Err(e) => {
+                    return Err(Error::Engine(format!(
+                        "cannot remove image {n}: {}",
+                        describe(&e)
+                    )))
                 }
             }
         }
-        let after = if removed.is_empty() {
-            before
-        } else {
-            self.layers_size()
-        };
-        let (freed_bytes, freed_measured) = match (before, after) {
-            (Some(b), Some(a)) => (b.saturating_sub(a), true),
-            _ => (removed.iter().map(|i| i.size).sum(), false),
-        };
-        Ok(ImageGcOutcome {
-            removed,
-            kept,
-            freed_bytes,
-            freed_measured,
-        })
+        Ok(None)
     }
 }
 

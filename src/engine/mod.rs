@@ -30,7 +30,7 @@ pub use endpoint::{
     EndpointOrigin, TlsFiles, DEFAULT_CONTEXT, DEFAULT_SOCKET,
 };
 pub use events::BuildEvent;
-pub use gc::{keep_reason, GcOutcome, Kept, Leftover};
+pub use gc::{keep_reason, GcOutcome, GcScope, Kept, Leftover};
 pub use image_gc::{plan_image_gc, BuiltImage, ImageGcOutcome, KeptImage, STACK_LABEL};
 pub use owner::{hostname, liveness, Liveness, Owner};
 pub use print::docker_run_line;

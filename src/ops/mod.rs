@@ -8,6 +8,7 @@ pub mod dockerfile;
 pub mod doctor;
 pub mod env;
 pub mod files;
+pub mod gc;
 pub mod plan;
 pub mod run;
 pub mod suite;

@@ -238,7 +238,7 @@ fn run(ctx: &Ctx, o: &RunPlan, out: &mut dyn Write, err: &mut dyn Write) -> Resu
     // A run that was stopped has no result to copy; saying so would only repeat the stop.
     if let (Some((path, to)), None) = (&o.result, outcome.interrupted) {
         match &outcome.result_file {
-            Some(data) => std::fs::write(to, data).map_err(|e| Error::io("write", to, e))?,
+            Some(data) => crate::ops::files::write_atomic(to, data)?,
             None => {
                 let why = outcome
                     .result_error

@@ -4,6 +4,7 @@
 use super::{Finished, SuitePlan};
 use crate::config::{Mode, Precision};
 use crate::error::Error;
+use crate::ops::files::{self, OutputKind};
 use crate::ops::{Ctx, Event, Sink};
 use crate::suites::{self, Baseline, Baselines, BenchOverrides, Suite};
 use crate::vendor::Vendor;
@@ -165,9 +166,12 @@ pub fn bench(ctx: &Ctx, p: &BenchPlan, on: Sink) -> Result<BenchOutcome, Error> 
             format!("{} is not a percentage below 100", p.threshold),
         ));
     }
+    p.suite.outputs.check()?;
     let (baselines, from) = load_baselines(&p.baseline)?;
     // Read before the run: a file that cannot take the figures should fail now, not after minutes of work.
     let saved_before = match &p.save_baseline {
+        // A device or FIFO holds no baselines to keep, and reading one would wait on it.
+        Some(path) if files::output_kind(path)? == OutputKind::Stream => None,
         Some(path) => read_baselines(path, true)?,
         None => None,
     };
@@ -240,7 +244,7 @@ fn save(
     doc.merge(new);
     let replaced = kept + n - doc.baselines.len();
     let text = serde_yaml_ng::to_string(&doc).map_err(|e| Error::Environment(e.to_string()))?;
-    crate::ops::files::write_atomic(path, text.as_bytes())?;
+    files::write_atomic(path, text.as_bytes())?;
     Ok(Saved {
         path: path.to_path_buf(),
         added: n,

@@ -49,6 +49,16 @@ pub struct Outputs {
     pub html: Option<PathBuf>,
 }
 
+impl Outputs {
+    /// Refuses, before any work, a file flag that names a directory (it would fail only at the end).
+    pub fn check(&self) -> Result<(), Error> {
+        for p in [&self.json, &self.junit, &self.html].into_iter().flatten() {
+            super::files::output_kind(p)?;
+        }
+        Ok(())
+    }
+}
+
 /// Where the suite goes inside a container: `/tmp` exists in every image and is writable by any user.
 const CONTAINER_DIR: &str = "/tmp/rocmenv-suite";
 /// The result file inside a container (outside the uploaded directory, which root owns).

@@ -34,6 +34,7 @@ pub enum SmokeOutcome {
 
 /// Runs the smoke suite `p` asks for; each test goes to `on` as it finishes, the result to `p`'s files.
 pub fn smoke(ctx: &Ctx, p: &SmokePlan, on: Sink) -> Result<SmokeOutcome, Error> {
+    p.suite.outputs.check()?;
     let m = ctx.matrices()?;
     let target = super::target(ctx, p.suite.vendor)?;
     let plan = Suite::embedded()

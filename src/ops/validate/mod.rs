@@ -49,6 +49,7 @@ impl Planned<'_> {
 
 /// Runs every selected stack of the config `p` names; each case goes to `on` as it is decided.
 pub fn validate(ctx: &Ctx, p: &ValidatePlan, on: Sink) -> Result<ValidateReport, Error> {
+    p.reports.check()?;
     let cfg = load_config(&p.config)?;
     let selected = select(&cfg, &p.stacks)?;
     let facts = ctx.facts()?;

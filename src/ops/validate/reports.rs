@@ -1,7 +1,7 @@
 //! validate's report files: JUnit, JSON, HTML and Markdown where asked, and GitHub's step summary.
 
 use crate::error::Error;
-use crate::ops::files::{write_atomic, write_html_of};
+use crate::ops::files::{output_kind, write_atomic, write_html_of};
 use crate::report::validate::{self as vr, ValidateReport};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -17,6 +17,17 @@ pub struct Reports {
     pub html: Option<PathBuf>,
     /// `--markdown FILE`.
     pub markdown: Option<PathBuf>,
+}
+
+impl Reports {
+    /// Refuses, before any work, a report flag that names a directory (it would fail only after every stack ran).
+    pub fn check(&self) -> Result<(), Error> {
+        let all = [&self.junit, &self.json, &self.html, &self.markdown];
+        for p in all.into_iter().flatten() {
+            output_kind(p)?;
+        }
+        Ok(())
+    }
 }
 
 /// Writes the files `to` asks for and, under GitHub Actions, appends the step summary; returns what was written
