@@ -330,3 +330,47 @@ fn a_wrong_exported_override_is_corrected_by_env_and_warned_about_by_run() {
         "{err}"
     );
 }
+
+/// Issue 33: `dockerfile --stack ngc` on an AMD-only host (and rocm on an NVIDIA-only one) said nothing.
+#[test]
+fn dockerfile_warns_about_the_other_vendors_stack() {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/hosts");
+    for (tree, stack, has) in [
+        ("mi300x-x4-ubuntu2204", "ngc", "4× AMD Instinct MI300X"),
+        ("h100-x8-ubuntu2204", "rocm", "8× NVIDIA H100 SXM5 80GB"),
+    ] {
+        let t = dir.join(tree);
+        let o = rocmenv(
+            &[
+                "dockerfile",
+                "--stack",
+                stack,
+                "--sysroot",
+                t.to_str().unwrap(),
+            ],
+            &[],
+        );
+        let err = String::from_utf8(o.stderr).unwrap();
+        assert!(
+            err.lines().any(|l| l
+                .starts_with(&format!("rocmenv: warning: --stack {stack} is for"))
+                && l.contains(has)),
+            "{tree}: {err}"
+        );
+    }
+    // Its own vendor's stack: no such warning.
+    let t = dir.join("mi300x-x4-ubuntu2204");
+    let o = rocmenv(
+        &[
+            "dockerfile",
+            "--stack",
+            "rocm",
+            "--sysroot",
+            t.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert!(!String::from_utf8(o.stderr)
+        .unwrap()
+        .contains("is for NVIDIA"));
+}

@@ -52,6 +52,11 @@ pub fn render(ctx: &Ctx, o: &StackPlan, on: Sink) -> Result<Rendered, Error> {
     let m = ctx.matrices()?;
     let stack = o.request.stack;
     let (gpus, host_driver) = gpus(ctx, m, o)?;
+    if o.gfx.is_empty() {
+        if let Some(w) = wrong_vendor(ctx, stack)? {
+            on(Event::Warning(w));
+        }
+    }
     let driver = o.driver.clone().or(host_driver);
     let mut req = o.request.clone();
     // An iGPU next to a discrete card is hidden by the env (HIP_VISIBLE_DEVICES), so it does not choose the image.
@@ -90,4 +95,24 @@ pub fn render(ctx: &Ctx, o: &StackPlan, on: Sink) -> Result<Rendered, Error> {
         on(Event::Note(w.clone()));
     }
     Ok(rendered)
+}
+
+/// A stack for the other vendor's GPUs than every one the host (live, or `--sysroot`) has: the same answer doctor's
+/// `gpu.vendor` gives, as a warning, since a Dockerfile may be written for another host.
+fn wrong_vendor(ctx: &Ctx, stack: Stack) -> Result<Option<String>, Error> {
+    let needs = match stack {
+        Stack::Rocm => Vendor::Amd,
+        Stack::Ngc => Vendor::Nvidia,
+        _ => return Ok(None),
+    };
+    let facts = ctx.facts()?;
+    if facts.gpus.is_empty() || facts.gpus.iter().any(|g| g.vendor == needs) {
+        return Ok(None);
+    }
+    Ok(Some(format!(
+        "--stack {} is for {} GPUs, and this host has none: it has {} (this Dockerfile is for another host; --gfx names its GPUs)",
+        stack.name(),
+        needs.label(),
+        crate::hostplan::gpus_in_words(facts)
+    )))
 }
