@@ -125,11 +125,19 @@ fn not_a_file(t: fs::FileType) -> Option<&'static str> {
     }
 }
 
-/// Reads at most `cap` bytes and says whether there was more. `size` is what the file's metadata says (exact on a
-/// disk, a page for a sysfs value, 0 in procfs), so it only sizes the buffer: a small file is one read and the EOF.
+/// Reads at most `cap` bytes and says whether there was more. `size` is what the file's metadata says: on a disk a
+/// file ends there, so a small file costs one read and no second read for its end; sysfs says a page and procfs 0,
+/// and those are read to their end.
 fn read_capped(f: impl Read, cap: u64, size: u64) -> std::io::Result<(Vec<u8>, bool)> {
     let mut buf = Vec::with_capacity((size.max(4095).min(cap) + 1) as usize);
-    f.take(cap + 1).read_to_end(&mut buf)?;
+    let mut f = f.take(cap + 1);
+    if size > 0 && size <= cap {
+        (&mut f).take(size).read_to_end(&mut buf)?;
+        if buf.len() as u64 == size {
+            return Ok((buf, false));
+        }
+    }
+    f.read_to_end(&mut buf)?;
     let truncated = buf.len() as u64 > cap;
     buf.truncate(cap as usize);
     Ok((buf, truncated))
@@ -442,6 +450,17 @@ mod tests {
         );
         let (head, cut) = read_capped(&data[..], 10, 100).unwrap();
         assert_eq!((head.len(), cut), (10, true));
+        // Sizes that are not the length (sysfs says 4096, procfs 0) still read everything there is, up to the cap;
+        // a size below the length is where a file on a disk ends.
+        for size in [0, 4096, 50] {
+            let (got, cut) = read_capped(&data[..], 1000, size).unwrap();
+            assert_eq!((got.len(), cut), (if size == 50 { 50 } else { 100 }, false));
+            let (got, cut) = read_capped(&data[..], 60, size).unwrap();
+            assert_eq!(
+                (got.len(), cut),
+                (if size == 50 { 50 } else { 60 }, size != 50)
+            );
+        }
     }
 
     #[test]
