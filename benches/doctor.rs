@@ -1,4 +1,5 @@
-//! `doctor` end to end, in-process, on the 8-GPU fixture (target: 3 ms on a 2-core machine), and the matrix loads.
+//! `doctor` end to end, in-process, on the 8-GPU fixture (target: 3 ms on a 2-core machine), the host probe of that
+//! tree alone (the reads through `HostRoot`), and the matrix loads.
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use rocmenv::ops::doctor::{build_report, DoctorOptions};
@@ -21,6 +22,20 @@ fn doctor_8_gpus(c: &mut Criterion) {
     });
 }
 
+fn probe_8_gpus(c: &mut Criterion) {
+    let root =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/hosts/h100-x8-ubuntu2204");
+    let opts = rocmenv::host::ProbeOptions::default();
+    c.bench_function("host probe of the h100-x8 fixture (open + reads)", |b| {
+        b.iter(|| {
+            let (host, session) =
+                rocmenv::host::open(Some(&root), std::time::Duration::from_secs(5))
+                    .expect("fixture opens");
+            rocmenv::host::probe(&host, &*session, &opts)
+        })
+    });
+}
+
 fn matrices_load(c: &mut Criterion) {
     c.bench_function("embedded matrices: the JSON build.rs made", |b| {
         b.iter(|| rocmenv::matrix::Matrices::embedded().expect("valid"))
@@ -31,5 +46,5 @@ fn matrices_load(c: &mut Criterion) {
     );
 }
 
-criterion_group!(benches, doctor_8_gpus, matrices_load);
+criterion_group!(benches, doctor_8_gpus, probe_8_gpus, matrices_load);
 criterion_main!(benches);

@@ -1,7 +1,9 @@
 //! `rocmenv doctor` as people run it: a process, like for like with what it replaces. On the live host (Docker and
 //! the HIP runtime asked, as a user's first run does) and on the 8-GPU tree, beside `python3 -m torch.utils.collect_env`
 //! (PyTorch's own environment report) in the same run when Debian's torch is installed. Prints medians and the ratios;
-//! issue 23's goal for the process on a host tree is ≤ 4 ms, ≥ 400× faster than collect_env.
+//! issue 23's goal for the process on a host tree is ≤ 4 ms, ≥ 400× faster than collect_env; issue 37's is ≤ 5 ms.
+//! `ROCMENV_BENCH_BASELINE=/path/to/an/older/rocmenv` times that binary on the same tree in the same rounds, so a
+//! before and after compare on one machine under one load.
 
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -50,6 +52,12 @@ fn main() {
         c.args(["doctor", "--json", "--sysroot", tree]);
         c
     };
+    let baseline = std::env::var_os("ROCMENV_BENCH_BASELINE");
+    let old_fixture = || {
+        let mut c = Command::new(baseline.as_ref().expect("a baseline"));
+        c.args(["doctor", "--json", "--sysroot", tree]);
+        c
+    };
     let torch = Command::new(PYTHON)
         .args(["-c", "import torch"])
         .output()
@@ -65,16 +73,20 @@ fn main() {
     if torch {
         time(&mut collect_env());
     }
-    let (mut l, mut f, mut p) = (Vec::new(), Vec::new(), Vec::new());
+    if baseline.is_some() {
+        time(&mut old_fixture());
+    }
+    let (mut l, mut f, mut p, mut b) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for round in 0..ROUNDS {
         // Each takes its turn going first.
-        let mut order: Vec<u8> = vec![0, 1, 2];
-        order.rotate_left(round % 3);
+        let mut order: Vec<u8> = vec![0, 1, 2, 3];
+        order.rotate_left(round % 4);
         for which in order {
             match which {
                 0 => l.push(time(&mut live())),
                 1 => f.push(time(&mut fixture())),
-                _ if torch => p.push(time(&mut collect_env())),
+                2 if torch => p.push(time(&mut collect_env())),
+                3 if baseline.is_some() => b.push(time(&mut old_fixture())),
                 _ => {}
             }
         }
@@ -88,6 +100,15 @@ fn main() {
         "rocmenv doctor --json --sysroot h100-x8 tree:           median {:.1} ms over {ROUNDS}",
         ms(f)
     );
+    if let Some(path) = &baseline {
+        let b = median(b);
+        println!(
+            "baseline {} on the same tree:  median {:.1} ms over {ROUNDS} (this build takes {:.2}× its time)",
+            path.to_string_lossy(),
+            ms(b),
+            ms(f) / ms(b)
+        );
+    }
     if torch {
         let p = median(p);
         println!("python3 -m torch.utils.collect_env:                      median {:.1} ms over {ROUNDS}", ms(p));

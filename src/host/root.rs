@@ -7,12 +7,14 @@
 
 use std::fs;
 use std::io::Read;
-use std::os::fd::{AsFd, OwnedFd};
-use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
+use std::os::fd::AsFd;
+use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
+mod open;
 mod recording;
+use open::Resolver;
 use recording::stat_seen;
 pub use recording::{Asked, Recording, Seen};
 
@@ -29,8 +31,8 @@ const MAX_ENTRIES: usize = 65_536;
 #[derive(Debug, Clone)]
 pub struct HostRoot {
     root: PathBuf,
-    /// The tree, opened once; `None` for the live host.
-    tree: Option<Arc<pathrs::Root>>,
+    /// How paths resolve: as the kernel does for the live host, inside the tree (opened once) for a sysroot.
+    resolver: Arc<Resolver>,
     /// Opt-in: every object a read touched (`rocmenv collect` archives exactly these).
     recorder: Option<Arc<Mutex<Recording>>>,
     /// A bundle unpacked into a temporary directory, removed when the last clone of this root is dropped.
@@ -123,10 +125,19 @@ fn not_a_file(t: fs::FileType) -> Option<&'static str> {
     }
 }
 
-/// Reads at most `cap` bytes and says whether there was more.
-fn read_capped(f: impl Read, cap: u64) -> std::io::Result<(Vec<u8>, bool)> {
-    let mut buf = Vec::new();
-    f.take(cap + 1).read_to_end(&mut buf)?;
+/// Reads at most `cap` bytes and says whether there was more. `size` is what the file's metadata says: on a disk a
+/// file ends there, so a small file costs one read and no second read for its end; sysfs says a page and procfs 0,
+/// and those are read to their end.
+fn read_capped(f: impl Read, cap: u64, size: u64) -> std::io::Result<(Vec<u8>, bool)> {
+    let mut buf = Vec::with_capacity((size.max(4095).min(cap) + 1) as usize);
+    let mut f = f.take(cap + 1);
+    if size > 0 && size <= cap {
+        (&mut f).take(size).read_to_end(&mut buf)?;
+        if buf.len() as u64 == size {
+            return Ok((buf, false));
+        }
+    }
+    f.read_to_end(&mut buf)?;
     let truncated = buf.len() as u64 > cap;
     buf.truncate(cap as usize);
     Ok((buf, truncated))
@@ -158,7 +169,7 @@ impl HostRoot {
     pub fn live() -> Self {
         HostRoot {
             root: PathBuf::from("/"),
-            tree: None,
+            resolver: Arc::new(Resolver::Live),
             recorder: None,
             _unpacked: None,
         }
@@ -188,13 +199,13 @@ impl HostRoot {
             Err(e) => return Err(bad(&format!("cannot be read: {e}"))),
         }
         fs::read_dir(path).map_err(|e| bad(&format!("cannot be listed: {e}")))?;
-        // pathrs resolves every later path as in a chroot: with openat2(RESOLVE_IN_ROOT) where the kernel has it
-        // (Linux 5.6+), and with its own O_PATH resolver where it does not (older kernels, seccomp profiles that
-        // refuse openat2), so the same tree reads the same everywhere.
-        let tree = pathrs::Root::open(path).map_err(|e| bad(&format!("cannot be opened: {e}")))?;
+        // Every later path resolves as in a chroot: with openat2(RESOLVE_IN_ROOT) where the kernel has it (Linux
+        // 5.6+), and with pathrs's O_PATH resolver where it does not (older kernels, seccomp profiles that refuse
+        // openat2), so the same tree reads the same everywhere.
+        let resolver = Resolver::tree(path).map_err(|why| bad(&why))?;
         Ok(HostRoot {
             root: path.to_path_buf(),
-            tree: Some(Arc::new(tree)),
+            resolver: Arc::new(resolver),
             recorder: None,
             _unpacked: None,
         })
@@ -240,7 +251,7 @@ impl HostRoot {
 
     /// True for the running host.
     pub fn is_live(&self) -> bool {
-        self.tree.is_none()
+        matches!(*self.resolver, Resolver::Live)
     }
 
     /// The root directory, for display: read through the methods below, never by joining paths to it.
@@ -251,38 +262,7 @@ impl HostRoot {
     /// An `O_PATH` handle on a host path: resolved inside the tree, or by the kernel on the live host.
     /// `follow`: whether a symlink in the last component is followed.
     fn resolve(&self, host_path: &str, follow: bool) -> Result<fs::File, ReadError> {
-        match &self.tree {
-            Some(tree) => {
-                let h = if follow {
-                    tree.resolve(host_path)
-                } else {
-                    tree.resolve_nofollow(host_path)
-                }
-                .map_err(|e| ReadError::pathrs(host_path, &e))?;
-                Ok(fs::File::from(OwnedFd::from(h)))
-            }
-            None => {
-                let nofollow = if follow { 0 } else { libc::O_NOFOLLOW };
-                fs::OpenOptions::new()
-                    .read(true)
-                    .custom_flags(libc::O_PATH | nofollow)
-                    .open(host_path)
-                    .map_err(|e| ReadError::io(host_path, &e))
-            }
-        }
-    }
-
-    /// Opens a resolved handle for reading. The reopen goes through the handle, not the path, so the file opened is
-    /// the one whose type was checked. `O_NONBLOCK` as well, should a FIFO get there anyway.
-    fn reopen(host_path: &str, handle: &fs::File, directory: bool) -> Result<fs::File, ReadError> {
-        use pathrs::flags::OpenFlags;
-        let mut flags = OpenFlags::O_RDONLY | OpenFlags::O_NONBLOCK | OpenFlags::O_NOCTTY;
-        if directory {
-            flags |= OpenFlags::O_DIRECTORY;
-        }
-        pathrs::HandleRef::from_fd(handle.as_fd())
-            .reopen(flags)
-            .map_err(|e| ReadError::pathrs(host_path, &e))
+        self.resolver.resolve(host_path, follow)
     }
 
     /// Reads at most `cap` bytes of a regular file, and whether it held more.
@@ -310,8 +290,12 @@ impl HostRoot {
         if let Some(why) = not_a_file(meta.file_type()) {
             return Err(ReadError::new(host_path, why));
         }
-        let f = Self::reopen(host_path, &handle, false)?;
-        read_capped(f, cap).map_err(|e| ReadError::io(host_path, &e))
+        // Reopened through the handle, not the path, so the file read is the one whose type was checked;
+        // `O_NONBLOCK` as well, should a FIFO get there anyway.
+        use rustix::fs::OFlags;
+        let f = open::reopen(host_path, handle.as_fd(), OFlags::RDONLY | OFlags::NONBLOCK)?;
+        drop(handle);
+        read_capped(f, cap, meta.len()).map_err(|e| ReadError::io(host_path, &e))
     }
 
     /// Reads a text file of at most 1 MiB. A longer file, or one that is not UTF-8, is an error naming the path:
@@ -386,16 +370,8 @@ impl HostRoot {
     }
 
     fn list_unrecorded(&self, host_path: &str) -> Result<Vec<String>, ReadError> {
-        let handle = self.resolve(host_path, true)?;
-        let meta = handle
-            .metadata()
-            .map_err(|e| ReadError::io(host_path, &e))?;
-        if !meta.is_dir() {
-            return Err(ReadError::new(host_path, "is not a directory"));
-        }
-        let dir = Self::reopen(host_path, &handle, true)?;
-        let entries =
-            rustix::fs::Dir::read_from(&dir).map_err(|e| ReadError::io(host_path, &e.into()))?;
+        let dir = self.resolver.open_dir(host_path)?;
+        let entries = rustix::fs::Dir::new(dir).map_err(|e| ReadError::io(host_path, &e.into()))?;
         let mut names = Vec::new();
         for entry in entries {
             let Ok(entry) = entry else { continue };
@@ -440,12 +416,7 @@ impl HostRoot {
 
     /// The target of a link, as written.
     fn readlink(&self, host_path: &str) -> Result<PathBuf, ReadError> {
-        match &self.tree {
-            Some(tree) => tree
-                .readlink(host_path)
-                .map_err(|e| ReadError::pathrs(host_path, &e)),
-            None => fs::read_link(host_path).map_err(|e| ReadError::io(host_path, &e)),
-        }
+        self.resolver.readlink(host_path)
     }
 }
 
@@ -473,9 +444,23 @@ mod tests {
     #[test]
     fn reads_stop_at_the_cap_and_say_so() {
         let data = vec![b'a'; 100];
-        assert_eq!(read_capped(&data[..], 100).unwrap(), (data.clone(), false));
-        let (head, cut) = read_capped(&data[..], 10).unwrap();
+        assert_eq!(
+            read_capped(&data[..], 100, 100).unwrap(),
+            (data.clone(), false)
+        );
+        let (head, cut) = read_capped(&data[..], 10, 100).unwrap();
         assert_eq!((head.len(), cut), (10, true));
+        // Sizes that are not the length (sysfs says 4096, procfs 0) still read everything there is, up to the cap;
+        // a size below the length is where a file on a disk ends.
+        for size in [0, 4096, 50] {
+            let (got, cut) = read_capped(&data[..], 1000, size).unwrap();
+            assert_eq!((got.len(), cut), (if size == 50 { 50 } else { 100 }, false));
+            let (got, cut) = read_capped(&data[..], 60, size).unwrap();
+            assert_eq!(
+                (got.len(), cut),
+                (if size == 50 { 50 } else { 60 }, size != 50)
+            );
+        }
     }
 
     #[test]

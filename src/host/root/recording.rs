@@ -166,7 +166,8 @@ impl HostRoot {
                 .collect()
         }
         let join = |d: &[String]| format!("/{}", d.join("/"));
-        let lstat = |p: &str| self.resolve(p, false).ok()?.metadata().ok();
+        // `done` holds no link, so only the last component of what is looked up may be one.
+        let lstat = |p: &str| self.resolver.resolve_link_free(p).ok()?.metadata().ok();
         let mut done: Vec<String> = Vec::new();
         let mut todo = parts(Path::new(host_path));
         let mut passed = Vec::new();
