@@ -279,33 +279,18 @@ pub fn plan(
         .collect();
     let mut p = EnvPlan::default();
     if let Some(d) = device {
-        let count = if amd.is_empty() {
-            nvidia.len()
-        } else {
-            amd.len()
+        // Counted within the vendor the plan numbers by: AMD when there is one, else NVIDIA.
+        let (vendor, gpus) = match amd.is_empty() {
+            true if nvidia.is_empty() => (None, &nvidia),
+            true => (Some(Vendor::Nvidia), &nvidia),
+            false => (Some(Vendor::Amd), &amd),
         };
-        if d >= count {
-            return Err(Error::Invalid {
-                fields: vec!["device".into()],
-                value: None,
-                message: {
-                    let (kind, gpus) = if amd.is_empty() {
-                        ("NVIDIA", &nvidia)
-                    } else {
-                        ("AMD", &amd)
-                    };
-                    if gpus.is_empty() {
-                        format!("device {d} does not exist; this host has no GPU")
-                    } else {
-                        let have: Vec<&str> = gpus.iter().map(|(_, g)| g.label.as_str()).collect();
-                        format!(
-                            "device {d} does not exist; the {kind} GPUs are {}",
-                            have.join(", ")
-                        )
-                    }
-                },
-            });
-        }
+        let have: Vec<String> = gpus.iter().map(|(_, g)| g.label.clone()).collect();
+        crate::host::check_gpu_number(d, vendor, &have).map_err(|message| Error::Invalid {
+            fields: vec!["device".into()],
+            value: None,
+            message,
+        })?;
     }
     if !amd.is_empty() {
         plan_amd(m, &amd, release, device, &mut p);

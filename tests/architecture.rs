@@ -452,3 +452,33 @@ fn no_function_in_src_is_over_100_lines() {
         long.join("\n")
     );
 }
+
+/// Issue 33: the GPU number (`run --gpu`, `env --device`, `smoke --gpu`, the engine's device map) was checked in four
+/// places with four messages. Only `host::check_gpu_number` words that answer now.
+#[test]
+fn the_gpu_number_is_checked_in_one_place() {
+    let words = "does not exist; this host";
+    let hits: Vec<String> = sources()
+        .into_iter()
+        .filter(|(_, code)| code.contains(words))
+        .map(|(p, _)| p.display().to_string())
+        .collect();
+    assert_eq!(hits.len(), 1, "{hits:?}");
+    assert!(hits[0].ends_with("host/facts.rs"), "{hits:?}");
+    let callers: Vec<String> = sources()
+        .into_iter()
+        .filter(|(_, code)| code.contains("check_gpu_number") || code.contains(".gpu_number("))
+        .map(|(p, _)| p.display().to_string())
+        .collect();
+    for want in [
+        "envplan.rs",
+        "ops/run.rs",
+        "ops/suite/mod.rs",
+        "engine/devices.rs",
+    ] {
+        assert!(
+            callers.iter().any(|c| c.ends_with(want)),
+            "{want} does not use it: {callers:?}"
+        );
+    }
+}

@@ -234,7 +234,7 @@ fn bad_input_is_exit_2_with_one_line() {
         (vec!["env", "--gfx", "gfx1031", "--rocm", "9.1"], "nearest"),
         (
             vec!["env", "--gfx", "gfx1031", "--device", "4"],
-            "device 4 does not exist",
+            "--device: GPU 4 does not exist; this host's AMD GPUs are GPU 0 (gfx1031)",
         ),
         (
             vec!["env", "--gfx", "gfx1031", "--sysroot", "/"],

@@ -64,22 +64,11 @@ pub fn video_render_gids(etc_group: &str) -> Vec<u32> {
 }
 
 /// `--gpu n` names no GPU: the error lists the ones that exist, each with its PCI address.
-fn no_such_gpu(n: usize, vendor: &str, gpus: &[&Gpu]) -> String {
-    let have: Vec<String> = gpus.iter().map(|g| g.label()).collect();
-    format!(
-        "GPU {n} does not exist; this host's {vendor} GPUs are {}",
-        have.join(", ")
-    )
-}
-
 /// The AMD GPUs a container gets, in KFD order: the `gpu`-th, else all but iGPUs that sit next to a discrete GPU.
 fn amd_selection(facts: &HostFacts, gpu: Option<usize>) -> Result<Vec<&Gpu>, String> {
     let amd: Vec<&Gpu> = facts.amd_gpus().collect();
     if let Some(n) = gpu {
-        return amd
-            .get(n)
-            .map(|g| vec![*g])
-            .ok_or_else(|| no_such_gpu(n, "AMD", &amd));
+        return facts.gpu_number(Vendor::Amd, n).map(|g| vec![g]);
     }
     let discrete = amd.iter().any(|g| g.integrated != Some(true));
     Ok(amd
@@ -180,12 +169,8 @@ fn map_nvidia(
     if count == 0 {
         return Err("this host has no NVIDIA GPU (use --vendor cpu, or run on a CUDA host)".into());
     }
-    if let Some(n) = gpu.filter(|n| *n >= count) {
-        return Err(no_such_gpu(
-            n,
-            "NVIDIA",
-            &facts.nvidia_gpus().collect::<Vec<_>>(),
-        ));
+    if let Some(n) = gpu {
+        facts.gpu_number(Vendor::Nvidia, n)?;
     }
     let nvidia_cdi = facts
         .container

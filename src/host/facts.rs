@@ -415,3 +415,33 @@ impl HostFacts {
         }
     }
 }
+
+/// The one check of a GPU number (`run --gpu`, `env --device`, `smoke --gpu`, the engine's device map): GPU `n` of
+/// `vendor` (`None`: of any vendor) among the GPUs `have` names in order (`GPU 0 (…, 0000:03:00.0)`), or why there is
+/// none. Every command says the same words for the same mistake.
+pub fn check_gpu_number(n: usize, vendor: Option<Vendor>, have: &[String]) -> Result<(), String> {
+    if n < have.len() {
+        return Ok(());
+    }
+    let whose = vendor
+        .map(|v| format!("{} ", v.label()))
+        .unwrap_or_default();
+    Err(match vendor {
+        Some(Vendor::Cpu) => format!("the CPU uses no GPU, so GPU {n} cannot be given"),
+        _ if have.is_empty() => format!("GPU {n} does not exist; this host has no {whose}GPU"),
+        _ => format!(
+            "GPU {n} does not exist; this host's {whose}GPUs are {}",
+            have.join(", ")
+        ),
+    })
+}
+
+impl HostFacts {
+    /// GPU `n` of `vendor`, by its number within the vendor (doctor's `#`), checked by [`check_gpu_number`].
+    pub fn gpu_number(&self, vendor: Vendor, n: usize) -> Result<&Gpu, String> {
+        let gpus: Vec<&Gpu> = self.gpus.iter().filter(|g| g.vendor == vendor).collect();
+        let have: Vec<String> = gpus.iter().map(|g| g.label()).collect();
+        check_gpu_number(n, Some(vendor), &have)?;
+        Ok(gpus[n])
+    }
+}

@@ -172,43 +172,12 @@ fn user_vars(
 
 /// `--gpu n` against the host's GPUs of `vendor`: a GPU that is not there must not quietly become a CPU run.
 fn check_gpu(facts: &crate::host::HostFacts, vendor: Vendor, n: usize) -> Result<(), Error> {
-    // A GPU that is not there must not quietly become a CPU run.
-    let (amd, nvidia) = (facts.amd_gpus().count(), facts.nvidia_gpus().count());
-    let count = match vendor {
-        Vendor::Amd => amd,
-        Vendor::Nvidia => nvidia,
-        Vendor::Cpu => 0,
-    };
-    if n >= count {
-        let have = |gpus: Vec<&crate::host::Gpu>| {
-            gpus.iter()
-                .map(|g| g.label())
-                .collect::<Vec<_>>()
-                .join(", ")
-        };
-        let why = match vendor {
-            _ if facts.gpus.is_empty() => {
-                format!("GPU {n} does not exist; this host has no GPU")
-            }
-            Vendor::Cpu => {
-                format!("--vendor cpu maps no GPU, so GPU {n} cannot be given")
-            }
-            Vendor::Amd if amd == 0 => {
-                format!("GPU {n} does not exist; this host has no AMD GPU")
-            }
-            Vendor::Nvidia if nvidia == 0 => {
-                format!("GPU {n} does not exist; this host has no NVIDIA GPU")
-            }
-            Vendor::Amd => format!(
-                "GPU {n} does not exist; this host's AMD GPUs are {}",
-                have(facts.amd_gpus().collect())
-            ),
-            Vendor::Nvidia => format!(
-                "GPU {n} does not exist; this host's NVIDIA GPUs are {}",
-                have(facts.nvidia_gpus().collect())
-            ),
-        };
-        return Err(Error::invalid("gpu", why));
+    if facts.gpus.is_empty() {
+        // No GPU at all says so, whatever the vendor.
+        return crate::host::check_gpu_number(n, None, &[]).map_err(|e| Error::invalid("gpu", e));
     }
-    Ok(())
+    facts
+        .gpu_number(vendor, n)
+        .map(|_| ())
+        .map_err(|e| Error::invalid("gpu", e))
 }

@@ -168,23 +168,13 @@ fn locate(args: &SuitePlan, t: &Target) -> Result<Where, Error> {
             "--vendor cpu uses no GPU, so --gpu cannot be given",
         ));
     }
+    let have: Vec<String> = t
+        .gpus
+        .iter()
+        .map(|g| format!("GPU {} ({})", g.index, g.pci_address))
+        .collect();
     for n in &args.gpu {
-        if !t.gpus.iter().any(|g| g.index == *n) {
-            let have: Vec<String> = t
-                .gpus
-                .iter()
-                .map(|g| format!("GPU {} ({})", g.index, g.pci_address))
-                .collect();
-            let why = if have.is_empty() {
-                format!("GPU {n} does not exist; this host has no GPU of the vendor")
-            } else {
-                format!(
-                    "GPU {n} does not exist; this host's GPUs are {}",
-                    have.join(", ")
-                )
-            };
-            return Err(Error::invalid("gpu", why));
-        }
+        crate::host::check_gpu_number(*n, vendor, &have).map_err(|e| Error::invalid("gpu", e))?;
     }
     let mut selection = args.gpu.clone();
     selection.dedup();
