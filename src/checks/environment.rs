@@ -229,18 +229,47 @@ fn overrides_finding(problems: Vec<Problem>, fine: Vec<String>) -> Finding {
         return Finding::new(HSA_ID, AREA, Status::Pass, fine.join("; "));
     }
     let worst = problems.iter().map(|p| p.0).max().unwrap_or(Status::Warn);
-    let summary = problems
-        .iter()
-        .map(|p| p.1.clone())
-        .collect::<Vec<_>>()
-        .join("; ");
+    let summary = per_problem(problems.iter().map(|p| p.1.as_str())).join("; ");
     let mut fixes: Vec<String> = problems.iter().map(|p| p.2.clone()).collect();
     fixes.dedup();
     let mut f = Finding::new(HSA_ID, AREA, worst, summary).fix(fixes.join("; "));
     if !fine.is_empty() {
-        f = f.detail(fine.join("; "));
+        f = f.detail(per_problem(fine.iter().map(String::as_str)).join("; "));
     }
     f
+}
+
+/// Issue 33: one sentence per problem, listing the devices it affects (`makes devices 0, 1, 2, 3 (gfx90a, …) run
+/// gfx900 code`), not the same sentence once per GPU.
+fn per_problem<'a>(lines: impl Iterator<Item = &'a str>) -> Vec<String> {
+    let mut groups: Vec<(String, String, Vec<String>)> = Vec::new();
+    for line in lines {
+        let Some((before, rest)) = line.split_once("device ") else {
+            groups.push((line.to_string(), String::new(), Vec::new()));
+            continue;
+        };
+        let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+        if digits.is_empty() {
+            groups.push((line.to_string(), String::new(), Vec::new()));
+            continue;
+        }
+        let after = &rest[digits.len()..];
+        match groups
+            .iter_mut()
+            .find(|(b, a, d)| b == before && a == after && !d.is_empty())
+        {
+            Some((_, _, d)) => d.push(digits),
+            None => groups.push((before.to_string(), after.to_string(), vec![digits])),
+        }
+    }
+    groups
+        .into_iter()
+        .map(|(before, after, d)| match d.len() {
+            0 => before,
+            1 => format!("{before}device {}{after}", d[0]),
+            _ => format!("{before}devices {}{after}", d.join(", ")),
+        })
+        .collect()
 }
 
 /// Checks one visible-devices list against `count` devices; returns the problems.
@@ -373,4 +402,29 @@ fn visible_devices(cx: &Context) -> Finding {
         );
     }
     f
+}
+
+#[cfg(test)]
+mod tests {
+    use super::per_problem;
+
+    /// Issue 33: doctor said the same sentence once per GPU (about 400 characters for four MI210s).
+    #[test]
+    fn one_sentence_per_problem_lists_its_devices() {
+        let lines = [
+            "X=1 makes device 0 (gfx90a) run gfx900 code",
+            "X=1 makes device 1 (gfx90a) run gfx900 code",
+            "X=1 is wrong for device 2 (gfx1031)",
+            "X=1 makes device 3 (gfx90a) run gfx900 code",
+            "Y: the runtime reads only numeric suffixes",
+        ];
+        assert_eq!(
+            per_problem(lines.into_iter()),
+            vec![
+                "X=1 makes devices 0, 1, 3 (gfx90a) run gfx900 code",
+                "X=1 is wrong for device 2 (gfx1031)",
+                "Y: the runtime reads only numeric suffixes",
+            ]
+        );
+    }
 }
