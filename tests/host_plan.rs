@@ -374,3 +374,130 @@ fn dockerfile_warns_about_the_other_vendors_stack() {
         .unwrap()
         .contains("is for NVIDIA"));
 }
+
+/// Issue 33: `dockerfile --stack rocm --sysroot` on the RX 6700 XT pinned ROCm 10.1.0, whose driver window does not
+/// hold the host's amdgpu-dkms (doctor says so). On a host, the release is one whose window holds the driver.
+#[test]
+fn dockerfile_on_a_host_picks_a_release_whose_driver_window_holds_its_amdgpu() {
+    let tree =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/hosts/rx6700xt-ubuntu2204");
+    let t = tree.to_str().unwrap();
+    let o = rocmenv(&["dockerfile", "--stack", "rocm", "--sysroot", t], &[]);
+    assert_eq!(o.status.code(), Some(0));
+    let from = String::from_utf8(o.stdout).unwrap();
+    let from = from
+        .lines()
+        .find(|l| l.starts_with("FROM "))
+        .unwrap()
+        .to_string();
+    let err = String::from_utf8(o.stderr).unwrap();
+    let note = err
+        .lines()
+        .find(|l| l.contains("whose driver window holds the host's amdgpu-dkms 6.8.5"))
+        .unwrap_or_else(|| panic!("{err}"));
+    // doctor, against the release the Dockerfile names, passes the driver.
+    let release = note
+        .split(':')
+        .nth(2)
+        .unwrap()
+        .trim()
+        .trim_start_matches("ROCm ")
+        .to_string();
+    assert!(
+        from.contains(&format!("rocm{}", release.trim_end_matches(".0"))),
+        "{from} vs {note}"
+    );
+    let d = rocmenv(
+        &[
+            "doctor",
+            "--json",
+            "--sysroot",
+            t,
+            "--target",
+            &format!("rocm-{release}"),
+        ],
+        &[],
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&d.stdout).unwrap();
+    let drv = doc["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["id"] == "driver.amdgpu-version")
+        .unwrap();
+    assert_eq!(drv["status"], "pass", "{drv}");
+    // --rocm still chooses, with a note that the driver is outside its window.
+    let o = rocmenv(
+        &[
+            "dockerfile",
+            "--stack",
+            "rocm",
+            "--sysroot",
+            t,
+            "--rocm",
+            "10.1",
+        ],
+        &[],
+    );
+    assert_eq!(o.status.code(), Some(0));
+    assert!(String::from_utf8(o.stderr)
+        .unwrap()
+        .contains("is outside ROCm 10.1.0's driver window"));
+}
+
+/// Issue 33: `--base rocm/pytorch:rocm6.2…` installed the 10.1 wheels on top of that image's own ROCm.
+#[test]
+fn a_base_of_another_release_is_refused_and_a_listed_base_is_used_as_it_is() {
+    let base = "rocm/pytorch:rocm6.2.1_ubuntu22.04_py3.10_pytorch_release_2.1.2";
+    let o = rocmenv(
+        &[
+            "dockerfile",
+            "--stack",
+            "rocm",
+            "--rocm",
+            "10.1",
+            "--base",
+            base,
+        ],
+        &[],
+    );
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8(o.stderr).unwrap();
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("is ROCm 6.2.1's image") && err.contains("--rocm 6.2.1"),
+        "{err}"
+    );
+    assert!(o.stdout.is_empty());
+    // Without --rocm, a listed tag is that image, with its own PyTorch.
+    let o = rocmenv(
+        &[
+            "dockerfile",
+            "--stack",
+            "rocm",
+            "--gfx",
+            "gfx1031",
+            "--base",
+            base,
+        ],
+        &[],
+    );
+    assert_eq!(o.status.code(), Some(0));
+    let df = String::from_utf8(o.stdout).unwrap();
+    assert!(df.lines().any(|l| l == format!("FROM {base}")), "{df}");
+    assert!(df.contains("HSA_OVERRIDE_GFX_VERSION=\"10.3.0\""), "{df}");
+    let o = rocmenv(
+        &[
+            "dockerfile",
+            "--stack",
+            "ngc",
+            "--ngc",
+            "24.05",
+            "--base",
+            "nvcr.io/nvidia/pytorch:24.10-py3",
+        ],
+        &[],
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8(o.stderr).unwrap().contains("--ngc 24.10"));
+}

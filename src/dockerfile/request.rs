@@ -2,6 +2,7 @@
 
 use crate::gfx::GfxTarget;
 use crate::version::DriverVersion;
+use crate::version::Version;
 use std::fmt;
 
 /// The container stack a Dockerfile is generated for.
@@ -65,6 +66,9 @@ pub struct DockerfileRequest {
     pub env: Vec<(String, String)>,
     /// The project's URL for `org.opencontainers.image.source`; omitted when `None`.
     pub source: Option<String>,
+    /// The host's loaded amdgpu-dkms, as it reports its version and as the driver release it came with (rocm
+    /// stack): without `--rocm`, only a release whose driver window holds it is picked.
+    pub amdgpu_driver: Option<(String, Version)>,
 }
 
 impl DockerfileRequest {
@@ -86,6 +90,7 @@ impl DockerfileRequest {
             with_smoke_tests: false,
             env: Vec::new(),
             source: None,
+            amdgpu_driver: None,
         }
     }
 }

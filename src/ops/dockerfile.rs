@@ -69,6 +69,9 @@ pub fn render(ctx: &Ctx, o: &StackPlan, on: Sink) -> Result<Rendered, Error> {
         .filter_map(|g| g.gfx)
         .collect();
     req.driver = driver;
+    if stack == Stack::Rocm && o.gfx.is_empty() {
+        req.amdgpu_driver = host_amdgpu(ctx, m)?;
+    }
     let mut warnings = Vec::new();
     // The env is computed for the ROCm release of the image that gets picked, so pick first.
     if stack == Stack::Rocm && !gpus.is_empty() {
@@ -115,4 +118,21 @@ fn wrong_vendor(ctx: &Ctx, stack: Stack) -> Result<Option<String>, Error> {
         needs.label(),
         crate::hostplan::gpus_in_words(facts)
     )))
+}
+
+/// The host's loaded amdgpu-dkms, as reported and as the driver release it maps to (the in-tree driver has none).
+fn host_amdgpu(
+    ctx: &Ctx,
+    m: &Matrices,
+) -> Result<Option<(String, crate::version::Version)>, Error> {
+    let facts = ctx.facts()?;
+    Ok(facts
+        .amdgpu_driver
+        .as_ref()
+        .filter(|d| d.loaded)
+        .and_then(|d| d.version.as_ref())
+        .and_then(|raw| {
+            let (driver, _) = m.driver_release_of_dkms(raw.value()?)?;
+            Some((raw.to_string(), driver))
+        }))
 }

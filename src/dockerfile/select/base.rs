@@ -56,7 +56,12 @@ pub(crate) fn replaced(picked: BaseImage, base: &str) -> Result<BaseImage, Error
             ),
         });
     }
+    refuse_other_release(&picked, base, parsed.tag.as_deref())?;
     let mut notes = picked.notes;
+    if base == picked.reference {
+        // The image the matrices list, named as they name it: nothing replaced, nothing to say.
+        return Ok(BaseImage { notes, ..picked });
+    }
     notes.push(format!(
         "FROM {base} (--base) in place of {}: it must be that image (a mirror or a loaded copy), since the variables and checks assume {}",
         picked.reference, picked.matrix_release
@@ -67,6 +72,46 @@ pub(crate) fn replaced(picked: BaseImage, base: &str) -> Result<BaseImage, Error
         notes,
         ..picked
     })
+}
+
+/// A `--base` whose tag names another ROCm release (`rocm6.2.1_…`) or NGC release (`24.05-py3`) than the one picked
+/// would put one release's PyTorch, variables and checks on another's image: refused, naming the flag that uses the
+/// image's own PyTorch.
+fn refuse_other_release(picked: &BaseImage, base: &str, tag: Option<&str>) -> Result<(), Error> {
+    let Some(tag) = tag else { return Ok(()) };
+    let refuse = |theirs: String, flag: String| {
+        Err(Error::Invalid {
+            fields: vec!["base".into()],
+            value: None,
+            message: format!(
+                "`{base}` is {theirs}'s image, but this Dockerfile is for {} ({}): pass {flag} to use that image's own PyTorch, or a --base that is a copy of {}",
+                picked.matrix_release, picked.reference, picked.reference
+            ),
+        })
+    };
+    let rocm_of_tag = tag
+        .strip_prefix("rocm")
+        .and_then(|t| t.split('_').next())
+        .filter(|v| crate::version::parse_with_parts(v).is_ok());
+    if let Some(v) = rocm_of_tag {
+        let same = picked.rocm.as_deref().is_some_and(|p| {
+            let (want, parts) = crate::version::parse_with_parts(v).expect("checked above");
+            p.parse::<crate::version::Version>()
+                .is_ok_and(|have| have.in_series(&want, parts))
+        });
+        if !same || picked.wheels.is_some() {
+            return refuse(format!("ROCm {v}"), format!("--rocm {v}"));
+        }
+    }
+    let ngc_of_tag = tag
+        .strip_suffix("-py3")
+        .filter(|t| t.len() == 5 && t.as_bytes()[2] == b'.');
+    if let (Some(n), Some(mine)) = (ngc_of_tag, picked.matrix_release.strip_prefix("ngc-")) {
+        if n != mine {
+            return refuse(format!("NGC {n}"), format!("--ngc {n}"));
+        }
+    }
+    Ok(())
 }
 
 /// A `FROM` reference from matrix data, checked like user input because `--matrices` is user input.

@@ -77,18 +77,41 @@ pub(super) fn select_rocm(req: &DockerfileRequest, m: &Matrices) -> Result<BaseI
                 .is_none_or(|p| version_prefix(c.python, p)),
         ]
     };
+    let base_tag = listed_base_tag(req, m, &series);
+    let is_base = |c: &Candidate| match (&base_tag, c.source) {
+        (Some(t), Source::Image(i)) => &i.tag == t,
+        (Some(_), Source::Wheels(..)) => false,
+        (None, _) => true,
+    };
+    let fits = |c: &Candidate| -> [bool; 4] {
+        let [a, b, u, p] = fits(c);
+        [a && is_base(c), b, u, p]
+    };
     let runs_all = |c: &Candidate| c.devices(m, &req.gfx).is_some();
     refuse_unserved_rocm(req, m, &series)?;
     let all = candidates_newest_first(m);
     // The first candidate that fits the flags and runs every GPU, with the kernels each GPU needs.
+    // Without --rocm, a host's amdgpu-dkms narrows the choice to releases whose driver window holds it.
+    let driver_fits = |c: &Candidate| match (&req.amdgpu_driver, &series) {
+        (Some((_, d)), None) => c.release.accepts_driver(d),
+        _ => true,
+    };
     let chosen = all.iter().find_map(|c| {
         let devices = c.devices(m, &req.gfx)?;
-        fits(c).iter().all(|&b| b).then_some((c, devices))
+        (fits(c).iter().all(|&b| b) && driver_fits(c)).then_some((c, devices))
     });
     let Some((chosen, devices)) = chosen else {
+        if let (Some((raw, d)), Some(c)) = (
+            &req.amdgpu_driver,
+            all.iter()
+                .find(|c| runs_all(c) && fits(c).iter().all(|&b| b)),
+        ) {
+            return Err(no_release_for_driver(raw, d, c.release));
+        }
         return Err(rocm_not_found(req, m, &all, &fits, &runs_all));
     };
-    let notes = image_notes(req, m, chosen);
+    let mut notes = image_notes(req, m, chosen);
+    notes.extend(driver_note(req, chosen.release, series.is_some()));
     match chosen.source {
         Source::Image(image) => {
             let (reference, digest) = pinned(ROCM_REPOSITORY, &image.tag, image.digest.as_deref())?;
@@ -353,6 +376,66 @@ fn image_notes(req: &DockerfileRequest, m: &Matrices, c: &Candidate) -> Vec<Stri
         }
     }
     notes
+}
+
+/// A `--base` whose tag the matrices list, under a release of the `--rocm` series (or any, without `--rocm`): that
+/// image is picked, so its own PyTorch is what the Dockerfile uses; another release's tag is refused in base.rs.
+fn listed_base_tag(
+    req: &DockerfileRequest,
+    m: &Matrices,
+    series: &Option<(crate::version::Version, usize)>,
+) -> Option<String> {
+    let tag = crate::image_ref::ImageRef::parse(req.base.as_deref()?)
+        .ok()?
+        .tag?;
+    m.rocm
+        .releases
+        .iter()
+        .any(|r| {
+            r.images.iter().any(|i| i.tag == tag)
+                && series
+                    .as_ref()
+                    .is_none_or(|(v, p)| r.version.in_series(v, *p))
+        })
+        .then_some(tag)
+}
+
+/// What the host's amdgpu-dkms says about the chosen release: outside its window (`--rocm` chose it anyway), or why
+/// this release was picked.
+fn driver_note(req: &DockerfileRequest, release: &RocmRelease, asked: bool) -> Option<String> {
+    let (raw, d) = req.amdgpu_driver.as_ref()?;
+    if !release.accepts_driver(d) {
+        return Some(format!(
+            "the host's amdgpu-dkms {raw} (driver {}) is outside ROCm {}'s driver window: the container's ROCm may not run on this host's driver",
+            d.short(),
+            release.version
+        ));
+    }
+    (!asked).then(|| {
+        format!(
+            "ROCm {}: the newest with PyTorch whose driver window holds the host's amdgpu-dkms {raw} (driver {})",
+            release.version,
+            d.short()
+        )
+    })
+}
+
+/// No release with PyTorch for these GPUs accepts the host's amdgpu-dkms: say so, and name the newest one there is.
+fn no_release_for_driver(
+    raw: &str,
+    driver: &crate::version::Version,
+    newest: &RocmRelease,
+) -> Error {
+    Error::Invalid {
+        fields: vec!["rocm".into()],
+        value: None,
+        message: format!(
+            "no ROCm release with PyTorch for these GPUs accepts the host's amdgpu-dkms {raw} (driver {}); the newest, ROCm {}, works with drivers {}: update the driver (sudo amdgpu-install --usecase=dkms), or pass --rocm to write the Dockerfile anyway",
+            driver.short(),
+            newest.version,
+            newest.kernel_drivers.iter().map(|k| k.short()).collect::<Vec<_>>().join(", ")
+        ),
+    }
 }
 
 /// "ROCm 10.1.0 has no PyTorch image": the newest release that has one, as the flag to use.
