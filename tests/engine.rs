@@ -1071,3 +1071,61 @@ fn a_retagged_base_image_is_not_a_cache_hit() {
     assert_ne!(retagged["base_image_ids"], first["base_image_ids"]);
     assert_no_leftovers(&d.engine);
 }
+
+/// Issue 33: run decides the override by the image's ROCm. Without a tag the matrices know, the release comes from
+/// the image's ENV, else from /opt/rocm/.info/version read through a container that is created and removed unstarted.
+#[test]
+fn the_images_rocm_comes_from_its_environment_or_its_version_file() {
+    let Some(d) = daemon("image release") else {
+        return;
+    };
+    let e = &d.engine;
+    let m = rocmenv::matrix::Matrices::embedded().unwrap();
+    let base = BASE;
+    let file = format!(
+        "FROM {base}\nRUN mkdir -p /opt/rocm/.info && echo 6.2.1-112 > /opt/rocm/.info/version\n"
+    );
+    let (r, ev) = build(e, "test-rocm-file", &file);
+    let tag = r.unwrap_or_else(|err| panic!("{err}; {ev:?}")).tag;
+    let got = rocmenv::ops::plan::image_release(&m, &tag, Some(e));
+    assert_eq!(
+        got.target,
+        Some(rocmenv::target::TargetSpec::Rocm("6.2.1".into())),
+        "{}",
+        got.why
+    );
+    assert!(
+        got.why.contains("/opt/rocm/.info/version (6.2.1-112)"),
+        "{}",
+        got.why
+    );
+    let env = format!("FROM {base}\nENV ROCM_VERSION=6.2.4\n");
+    let (r, ev) = build(e, "test-rocm-env", &env);
+    let tag = r.unwrap_or_else(|err| panic!("{err}; {ev:?}")).tag;
+    let got = rocmenv::ops::plan::image_release(&m, &tag, Some(e));
+    assert_eq!(
+        got.target,
+        Some(rocmenv::target::TargetSpec::Rocm("6.2.4".into())),
+        "{}",
+        got.why
+    );
+    // An image that names none: unknown, and said so.
+    let got = rocmenv::ops::plan::image_release(&m, base, Some(e));
+    assert_eq!(got.target, None);
+    assert!(
+        got.why.contains("names no release the matrices know"),
+        "{}",
+        got.why
+    );
+    // A tag the matrices list needs no engine.
+    let got = rocmenv::ops::plan::image_release(
+        &m,
+        "rocm/pytorch:rocm6.2.1_ubuntu22.04_py3.10_pytorch_release_2.1.2",
+        None,
+    );
+    assert_eq!(
+        got.target,
+        Some(rocmenv::target::TargetSpec::Rocm("6.2.1".into()))
+    );
+    assert_no_leftovers(e);
+}

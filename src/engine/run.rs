@@ -204,6 +204,58 @@ fn host_config(spec: &RunSpec) -> HostConfig {
 }
 
 impl Engine {
+    /// The regular file at `path` inside the local image `image`, read from a container that is created, never
+    /// started, and removed (`None`: the image is not local, or has no such file). `run` reads
+    /// `/opt/rocm/.info/version` this way when neither the tag nor the environment names the image's ROCm.
+    pub fn read_image_file(&self, image: &str, path: &str) -> Result<Option<Vec<u8>>, Error> {
+        self.rt.block_on(async {
+            let mut labels = HashMap::from([
+                (MANAGED_LABEL.to_string(), "true".to_string()),
+                (RUN_ID_LABEL.to_string(), new_run_id()),
+            ]);
+            // A leftover (the process killed between create and remove) is one `rocmenv gc` takes.
+            labels.extend(Owner::current().iter().flat_map(Owner::labels));
+            let body = ContainerCreateBody {
+                image: Some(image.to_string()),
+                // Never started; a command is still required by images without one.
+                cmd: Some(vec!["true".into()]),
+                labels: Some(labels),
+                ..Default::default()
+            };
+            let id = match self
+                .docker
+                .create_container(
+                    None::<bollard::query_parameters::CreateContainerOptions>,
+                    body,
+                )
+                .await
+            {
+                Ok(c) => c.id,
+                Err(bollard::errors::Error::DockerResponseServerError {
+                    status_code: 404, ..
+                }) => return Ok(None),
+                Err(e) => {
+                    return Err(Error::Engine(format!(
+                        "cannot create a container from {image}: {}",
+                        describe(&e)
+                    )))
+                }
+            };
+            let read = self.copy_out(&id, path).await;
+            let opts = RemoveContainerOptionsBuilder::new()
+                .force(true)
+                .v(true)
+                .build();
+            self.docker
+                .remove_container(&id, Some(opts))
+                .await
+                .map_err(|e| {
+                    Error::Engine(format!("cannot remove container {id}: {}", describe(&e)))
+                })?;
+            Ok(read.ok())
+        })
+    }
+
     /// Runs `spec` to the end; output goes to `on_output` as it arrives. The container is removed on every path.
     pub fn run(
         &self,

@@ -76,9 +76,12 @@ pub fn image_release(
             return r;
         }
     }
+    if let Some(r) = engine.and_then(|e| release_of_file(m, e, image)) {
+        return r;
+    }
     ImageRelease {
         target: None,
-        why: format!("{image} names no release the matrices know (by its tag, or ROCM_VERSION / CUDA_VERSION / NVIDIA_PYTORCH_VERSION in its environment)"),
+        why: format!("{image} names no release the matrices know (by its tag, ROCM_VERSION / CUDA_VERSION / NVIDIA_PYTORCH_VERSION in its environment, or /opt/rocm/.info/version)"),
     }
 }
 
@@ -106,6 +109,20 @@ fn release_of_tag(m: &Matrices, image: &str) -> Option<ImageRelease> {
     (r.path.ends_with("nvidia/pytorch") && m.ngc_release(ngc).is_some()).then(|| ImageRelease {
         target: Some(TargetSpec::Ngc(ngc.to_string())),
         why: format!("the image's tag {tag} (NGC {ngc})"),
+    })
+}
+
+/// The ROCm `/opt/rocm/.info/version` names inside the image (`6.2.1-112`), when the matrices know it.
+fn release_of_file(m: &Matrices, e: &crate::engine::Engine, image: &str) -> Option<ImageRelease> {
+    const FILE: &str = "/opt/rocm/.info/version";
+    let text = e.read_image_file(image, FILE).ok()??;
+    let text = String::from_utf8(text).ok()?;
+    let v = text.trim().split(['-', '_', ' ']).next()?;
+    crate::version::parse_with_parts(v).ok()?;
+    let rel = m.rocm_release(v)?;
+    Some(ImageRelease {
+        target: Some(TargetSpec::Rocm(rel.version.to_string())),
+        why: format!("the image's {FILE} ({})", text.trim()),
     })
 }
 
