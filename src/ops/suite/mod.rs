@@ -83,6 +83,9 @@ pub(crate) struct Target {
     pub detected: bool,
     /// The host's GPUs of the vendor (every GPU for the CPU vendor), in doctor's order.
     pub gpus: Vec<HostGpu>,
+    /// The numbers of those the host plan does not set aside (an iGPU next to a discrete GPU): what a run without
+    /// `--gpu` tests, as `env` shows and `run` maps.
+    pub visible: Vec<usize>,
 }
 
 /// The vendor (`vendor`, else detected) and its GPUs on the context's host.
@@ -99,11 +102,32 @@ pub(crate) fn target(ctx: &Ctx, vendor: Option<Vendor>) -> Result<Target, Error>
             pci_address: g.pci_address.clone(),
             device_id: g.device_id.clone(),
         })
+        .collect::<Vec<HostGpu>>();
+    let aside: Vec<String> = match vendor.is_gpu() {
+        true => super::plan::plan_on(
+            ctx.matrices()?,
+            facts,
+            &super::plan::PlanRequest {
+                vendor: Some(vendor),
+                ..Default::default()
+            },
+        )?
+        .set_aside()
+        .into_iter()
+        .map(|(p, _)| p.to_string())
+        .collect(),
+        false => Vec::new(),
+    };
+    let visible = gpus
+        .iter()
+        .filter(|g| !aside.contains(&g.pci_address))
+        .map(|g| g.index)
         .collect();
     Ok(Target {
         vendor,
         detected,
         gpus,
+        visible,
     })
 }
 
@@ -178,7 +202,8 @@ fn locate(args: &SuitePlan, t: &Target) -> Result<Where, Error> {
     }
     let mut selection = args.gpu.clone();
     selection.dedup();
-    let all: Vec<usize> = t.gpus.iter().map(|g| g.index).collect();
+    // What the engine maps without --gpu: the GPUs the host plan leaves visible.
+    let all: Vec<usize> = t.visible.clone();
     if args.image.is_some() {
         // One GPU is mapped alone (torch's 0); otherwise every GPU is mapped, in the host's order.
         let (map_one, placement, devices) = match selection.as_slice() {
@@ -207,6 +232,10 @@ fn locate(args: &SuitePlan, t: &Target) -> Result<Where, Error> {
     let placement =
         vendor.map(|v| Placement::on_host(v, t.gpus.clone(), &|k| std::env::var(k).ok()));
     let mut devices = None;
+    if selection.is_empty() && t.visible.len() < t.gpus.len() && vendor.is_some() {
+        // On the host torch sees a set-aside iGPU too; test only what the plan leaves visible.
+        selection = t.visible.clone();
+    }
     if let (Some(p), false) = (&placement, selection.is_empty()) {
         let mut torch = Vec::new();
         for n in &selection {
