@@ -10,6 +10,7 @@ pub mod env;
 pub mod files;
 pub mod gc;
 pub mod plan;
+pub mod probe;
 pub mod run;
 pub mod suite;
 pub mod validate;
