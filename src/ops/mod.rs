@@ -3,6 +3,7 @@
 //! reporters. `commands/` turns flags into plans and events into output; validate composes these operations.
 
 pub mod build;
+pub mod collect;
 pub mod ctx;
 pub mod dockerfile;
 pub mod doctor;
