@@ -10,6 +10,7 @@ pub mod doctor;
 pub mod env;
 pub mod files;
 pub mod gc;
+pub mod init;
 pub mod plan;
 pub mod probe;
 pub mod run;
