@@ -11,6 +11,7 @@ pub mod env;
 pub mod files;
 pub mod gc;
 pub mod init;
+pub mod matrix;
 pub mod plan;
 pub mod probe;
 pub mod run;
