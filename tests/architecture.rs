@@ -482,3 +482,130 @@ fn the_gpu_number_is_checked_in_one_place() {
         );
     }
 }
+
+/// The `crate::…` paths one file's non-test code names, as (`module::rest`, line): use trees flattened
+/// (`use crate::matrix::{A, B}` is `matrix::A` and `matrix::B`) and every `crate::x::…` path in code.
+#[derive(Default)]
+struct CratePaths(Vec<(String, usize)>);
+
+impl CratePaths {
+    /// Each path a use tree below `crate::` names, `prefix` being what the tree is under.
+    fn use_tree(&mut self, prefix: &str, tree: &syn::UseTree) {
+        let join = |name: &str| {
+            if prefix.is_empty() {
+                name.to_string()
+            } else {
+                format!("{prefix}::{name}")
+            }
+        };
+        match tree {
+            syn::UseTree::Path(p) => self.use_tree(&join(&p.ident.to_string()), &p.tree),
+            syn::UseTree::Name(n) if n.ident == "self" => self.push(prefix, n.ident.span()),
+            syn::UseTree::Name(n) => self.push(&join(&n.ident.to_string()), n.ident.span()),
+            syn::UseTree::Rename(r) => self.push(&join(&r.ident.to_string()), r.ident.span()),
+            syn::UseTree::Glob(g) => self.push(&join("*"), g.star_token.span),
+            syn::UseTree::Group(g) => g.items.iter().for_each(|t| self.use_tree(prefix, t)),
+        }
+    }
+
+    fn push(&mut self, path: &str, span: proc_macro2::Span) {
+        self.0.push((path.to_string(), span.start().line));
+    }
+}
+
+/// Test code (`#[cfg(test)]` items and modules) may name anything.
+fn is_test(attrs: &[syn::Attribute]) -> bool {
+    attrs.iter().any(|a| {
+        a.path().is_ident("cfg")
+            && a.meta
+                .require_list()
+                .is_ok_and(|l| l.tokens.to_string() == "test")
+    })
+}
+
+impl<'ast> syn::visit::Visit<'ast> for CratePaths {
+    fn visit_item(&mut self, i: &'ast syn::Item) {
+        let attrs = match i {
+            syn::Item::Mod(m) => &m.attrs,
+            syn::Item::Fn(f) => &f.attrs,
+            syn::Item::Use(u) => &u.attrs,
+            syn::Item::Impl(x) => &x.attrs,
+            _ => &Vec::new(),
+        };
+        if !is_test(attrs) {
+            syn::visit::visit_item(self, i);
+        }
+    }
+
+    fn visit_item_use(&mut self, u: &'ast syn::ItemUse) {
+        if let syn::UseTree::Path(p) = &u.tree {
+            if p.ident == "crate" {
+                self.use_tree("", &p.tree);
+            }
+        }
+    }
+
+    fn visit_path(&mut self, p: &'ast syn::Path) {
+        let names: Vec<String> = p.segments.iter().map(|s| s.ident.to_string()).collect();
+        if names.len() > 1 && names[0] == "crate" {
+            self.push(&names[1..].join("::"), p.segments[0].ident.span());
+        }
+        syn::visit::visit_path(self, p);
+    }
+}
+
+/// Issue 33: a command turns flags into a plan, calls `ops::…` and renders; the work lives in ops. So no file in
+/// commands/ names a working module (engine, host, checks, matrix, config, …) except through ops; it may name the
+/// command line, ops, the reporters and the small value types every layer shares.
+#[test]
+fn commands_reach_the_work_only_through_ops() {
+    use syn::visit::Visit;
+    // What a command may name: itself and the other layers of the front end, and leaf value types.
+    let allowed = [
+        "cli",
+        "commands",
+        "ops",
+        "report",
+        "error",
+        "vendor",
+        "status",
+        "gfx",
+        "version",
+        "text",
+        "sanitize",
+        "image_ref",
+    ];
+    // Single items of working modules a command may still name, each with why; none today: what commands need
+    // from below ops (engine mounts, k8s and slurm plans, fleet reports, …) is re-exported by ops.
+    let exceptions: [(&str, &str); 0] = [];
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src.join("commands"), &mut files);
+    files.sort();
+    let (mut found, mut seen) = (Vec::new(), 0);
+    for f in &files {
+        let text = std::fs::read_to_string(f).unwrap();
+        let file = syn::parse_file(&text).unwrap_or_else(|e| panic!("{}: {e}", f.display()));
+        let mut paths = CratePaths::default();
+        paths.visit_file(&file);
+        seen += paths.0.len();
+        for (path, line) in paths.0 {
+            let module = path.split("::").next().unwrap_or_default();
+            let excepted = exceptions
+                .iter()
+                .any(|(p, _)| path == *p || path.starts_with(&format!("{p}::")));
+            if !allowed.contains(&module) && !excepted {
+                let rel = f.strip_prefix(&src).unwrap().display();
+                found.push(format!("{rel}:{line} crate::{path}"));
+            }
+        }
+    }
+    // The scan itself works: it reads every command and the paths they name.
+    assert!(files.len() > 15, "read only {} command files", files.len());
+    assert!(seen > 100, "saw only {seen} crate:: paths in commands/");
+    assert!(
+        found.is_empty(),
+        "commands/ names working modules, not through ops:\n{}",
+        found.join("\n")
+    );
+}

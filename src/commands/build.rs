@@ -1,9 +1,8 @@
 //! `rocmenv build`: the flags as a source and plan, `ops::build` with progress on stderr, the outcome printed.
 
 use crate::cli::BuildArgs;
-use crate::engine::{self, BuildOutcome};
 use crate::error::Error;
-use crate::ops::build::{BuildPlan, BuildSource};
+use crate::ops::build::{BuildFlags, BuildOutcome, BuildPlan, BuildSource};
 use crate::ops::{Ctx, Event};
 use crate::report::BuildProgress;
 use std::io::Write;
@@ -23,7 +22,7 @@ pub fn exec(
     }
     let plan = BuildPlan {
         tags: a.tag,
-        flags: engine::BuildFlags {
+        flags: BuildFlags {
             pull: a.pull,
             no_cache: a.no_cache,
         },

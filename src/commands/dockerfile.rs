@@ -2,7 +2,6 @@
 //! directory) written.
 
 use crate::cli::DockerfileArgs;
-use crate::dockerfile;
 use crate::error::Error;
 use crate::ops::Ctx;
 use std::io::Write;
@@ -18,7 +17,7 @@ pub fn exec(
     let rendered = crate::ops::dockerfile::render(ctx, &o, &mut |ev| super::log_event(err, &ev))?;
     match a.output.as_deref() {
         Some(d) => {
-            dockerfile::write_context(&rendered, d, a.force)?;
+            crate::ops::write_context(&rendered, d, a.force)?;
             // The Dockerfile plus every other context file (.dockerignore, smoke-tests/…).
             let count = 1 + rendered.files.len();
             writeln!(

@@ -1,6 +1,5 @@
 //! `rocmenv doctor`: the flags as a plan, `ops::doctor`, and a reporter.
 
-use crate::checks;
 use crate::cli::DoctorArgs;
 use crate::error::Error;
 use crate::ops::doctor::DoctorPlan;
@@ -49,7 +48,7 @@ pub fn exec(
         let warned: Vec<String> = r
             .findings
             .iter()
-            .filter(|f| f.status == checks::Status::Warn)
+            .filter(|f| f.status == crate::status::Status::Warn)
             .map(|f| match &f.subject {
                 Some(s) => format!("{} ({s})", f.id),
                 None => f.id.to_string(),

@@ -2,10 +2,9 @@
 
 use crate::cli::{EnvArgs, EnvFormatArg};
 use crate::error::Error;
-use crate::hostplan::UserVarFix;
-use crate::matrix::{Matrices, RocmRelease};
 use crate::ops::env::EnvRequest;
 use crate::ops::Ctx;
+use crate::ops::{is_user_var, Matrices, RocmRelease, UserVarFix};
 use crate::report::render_env;
 use std::io::Write;
 
@@ -28,9 +27,7 @@ pub fn exec(o: EnvArgs, ctx: &Ctx, out: &mut dyn Write, err: &mut dyn Write) -> 
         rocm,
         device: o.device,
         // The shell that evaluates the output has this process's environment.
-        user_env: std::env::vars()
-            .filter(|(k, _)| crate::hostplan::is_user_var(k))
-            .collect(),
+        user_env: std::env::vars().filter(|(k, _)| is_user_var(k)).collect(),
     };
     let answer = crate::ops::env::env(ctx, &req).map_err(|e| e.named_as_flags(&[]))?;
     if let (Some(d), Some(label)) = (o.device, &answer.device_label) {

@@ -1,9 +1,8 @@
 //! `rocmenv gc`: remove the containers crashed rocmenv runs left behind, keeping those of live runs; with `--images`,
 //! also the images rocmenv built that no container uses, keeping the newest of each stack.
 
-use crate::engine::{GcOutcome, GcScope};
 use crate::error::Error;
-use crate::ops::gc::{GcPlan, GcReport};
+use crate::ops::gc::{GcOutcome, GcPlan, GcReport, GcScope};
 use crate::ops::Ctx;
 use std::io::Write;
 

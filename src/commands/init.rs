@@ -1,103 +1,23 @@
-//! `rocmenv init`: a commented `rocmenv.yaml` for this host, written atomically and never over an existing file.
+//! `rocmenv init`: the flags as a plan, `ops::init` (a commented `rocmenv.yaml` for this host, never over an
+//! existing file), and what was written.
 
 use crate::cli::{InitArgs, StackArg};
-use crate::config::{self, ExampleInput, StackKind};
 use crate::error::Error;
-use crate::ops::files::{self, Existing, OutputKind};
+use crate::ops::init::{self, InitPlan, StackKind};
 use crate::ops::Ctx;
 use std::io::Write;
-use std::path::Path;
 
-/// What the example is filled in with: the stack the GPUs call for (or `--stack`), doctor's default target.
-pub fn example_for_host(stack: Option<StackArg>, ctx: &Ctx) -> Result<ExampleInput, Error> {
-    let facts = ctx.facts()?;
-    // The GPUs the host plan leaves visible: an iGPU that env hides is not a target to build for.
-    let plan = crate::ops::plan::resolve(ctx, &crate::ops::plan::PlanRequest::default())?;
-    let amd: Vec<String> = plan
-        .devices()
-        .iter()
-        .filter(|d| d.vendor == crate::vendor::Vendor::Amd && d.hidden.is_none())
-        .filter_map(|d| d.arch.clone())
-        .collect::<std::collections::BTreeSet<_>>()
-        .into_iter()
-        .collect();
-    let ccs: Vec<String> = facts
-        .nvidia_gpus()
-        .filter_map(|g| g.compute_capability.as_deref())
-        .filter_map(|cc| config::compute_capability(cc).ok())
-        .map(|cc| format!("sm_{}", cc.replace('.', "")))
-        .collect::<std::collections::BTreeSet<_>>()
-        .into_iter()
-        .collect();
-    let has_amd = facts.amd_gpus().next().is_some();
-    let has_nvidia = facts.nvidia_gpus().next().is_some();
-    let stack = match stack {
-        Some(StackArg::Rocm) => StackKind::Rocm,
-        Some(StackArg::Ngc) => StackKind::Ngc,
-        Some(StackArg::Cpu) => StackKind::Cpu,
-        None if has_amd => StackKind::Rocm,
-        None if has_nvidia => StackKind::Ngc,
-        None => StackKind::Cpu,
-    };
-    // The rule doctor uses when it is given no --target.
-    let target = &plan.target;
-    let (spec, why) = match (stack, &target.rocm, &target.cuda) {
-        (StackKind::Ngc, _, Some(c)) | (StackKind::Cpu, None, Some(c)) => (
-            Some(format!("cuda-{}", c.cuda.version.short())),
-            c.why.clone(),
-        ),
-        (_, Some(r), _) => (Some(format!("rocm-{}", r.release.version)), r.why.clone()),
-        _ => (None, String::new()),
-    };
-    let gpus = facts.gpus.len();
-    let host = match gpus {
-        0 => "no GPU".to_string(),
-        n => {
-            let mut kinds = amd.clone();
-            kinds.extend(ccs.iter().cloned());
-            format!(
-                "{n} GPU{}{}",
-                if n == 1 { "" } else { "s" },
-                if kinds.is_empty() {
-                    String::new()
-                } else {
-                    format!(" ({})", kinds.join(", "))
-                }
-            )
-        }
-    };
-    Ok(ExampleInput {
-        stack,
-        target: spec,
-        target_why: why,
-        rocm: target.rocm.as_ref().map(|r| r.release.version.short()),
-        gfx: amd,
-        cuda_arch: ccs,
-        nvidia_driver: facts.nvidia_driver.as_ref().map(|d| d.version.to_string()),
-        host,
-    })
-}
-
-/// Writes `text` to `path` unless a file is there: through a temporary file in the same directory, persisted
-/// without replacing (link(2)), so a reader never sees half a file and a file written meanwhile is not lost. A
-/// device or FIFO (`/dev/stdout`) is written through; a directory is refused.
-pub fn write_new(path: &Path, text: &str) -> Result<(), Error> {
-    let exists = || {
-        Error::Config {
-        path: path.to_path_buf(),
-        line: None,
-        column: None,
-        message: "already exists; rocmenv init does not replace it (edit it, remove it, or write elsewhere with -o FILE)".into(),
+/// The flags as a plan: `-o -` writes to stdout.
+pub fn plan(a: &InitArgs) -> InitPlan {
+    InitPlan {
+        stack: a.stack.as_ref().map(|s| match s {
+            StackArg::Rocm => StackKind::Rocm,
+            StackArg::Ngc => StackKind::Ngc,
+            StackArg::Cpu => StackKind::Cpu,
+        }),
+        output: (a.output.as_os_str() != "-").then(|| a.output.clone()),
+        name: a.output.clone(),
     }
-    };
-    // Checked again when the file is put in place; this only spares making a temporary file for nothing.
-    if files::output_kind(path)? == OutputKind::File && path.symlink_metadata().is_ok() {
-        return Err(exists());
-    }
-    files::write_with(path, Existing::Refuse(&exists), 0o644, &mut |w| {
-        w.write_all(text.as_bytes())
-    })?;
-    Ok(())
 }
 
 /// Runs `rocmenv init`.
@@ -107,27 +27,25 @@ pub fn exec(
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Result<i32, Error> {
-    let input = example_for_host(a.stack, ctx)?;
-    let text = config::render_example(&input);
-    // What is written must load: a template that drifted from the schema is caught here, not in the user's CI.
-    config::Config::parse(&a.output, &text)?;
-    if a.output.as_os_str() == "-" {
-        super::written(out.write_all(text.as_bytes()))?;
+    let p = plan(&a);
+    let example = init::init(ctx, &p)?;
+    let Some(path) = &p.output else {
+        super::written(out.write_all(example.text.as_bytes()))?;
         return Ok(crate::error::EXIT_OK);
-    }
-    write_new(&a.output, &text)?;
+    };
     let _ = err;
+    let input = &example.input;
     let _ = writeln!(
         out,
         "wrote {} (stack {}{}); check it with `rocmenv validate --config {}`",
-        a.output.display(),
+        path.display(),
         input.stack_name(),
         input
             .target
             .as_deref()
             .map(|t| format!(", hosts {t}"))
             .unwrap_or_default(),
-        a.output.display()
+        path.display()
     );
     Ok(crate::error::EXIT_OK)
 }

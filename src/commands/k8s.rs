@@ -2,7 +2,7 @@
 
 use crate::cli::{K8sArgs, K8sCheckArg, K8sKindArg};
 use crate::error::Error;
-use crate::k8s::{self, Check, Plan, Request, Workload};
+use crate::ops::k8s::{self, Check, Plan, Request, Workload};
 use std::io::Write;
 
 /// The plan `rocmenv k8s` prints, from its flags.

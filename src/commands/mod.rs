@@ -21,11 +21,10 @@ pub mod smoke;
 pub mod validate;
 
 use crate::cli::{Cli, Command, StackArgs, SuiteArgs};
-use crate::dockerfile::DockerfileRequest;
 use crate::error::Error;
 use crate::ops::dockerfile::StackPlan;
 use crate::ops::suite::{Outputs, SuitePlan};
-use crate::ops::{Ctx, Event, HostSpec};
+use crate::ops::{Ctx, DockerfileRequest, Event, HostSpec};
 use crate::report::glyphs::{self, AsciiWriter};
 use crate::report::{self as rpt, Style};
 use crate::version::VersionError;

@@ -3,8 +3,8 @@
 
 use crate::cli::{HtmlArgs, MergeArgs, MergeFormatArg, ReportArgs, ReportCommand};
 use crate::error::Error;
-use crate::fleet::{self, render};
 use crate::ops::files::{write_atomic, write_html};
+use crate::ops::fleet::{self, render};
 use crate::report::html;
 use std::io::Write;
 use std::path::PathBuf;

@@ -2,7 +2,7 @@
 
 use crate::cli::{SlurmArgs, SlurmCheckArg, SlurmRuntimeArg};
 use crate::error::Error;
-use crate::slurm::{self, Check, Plan, Request, Runtime};
+use crate::ops::slurm::{self, Check, Plan, Request, Runtime};
 use std::io::Write;
 
 /// The plan `rocmenv slurm` prints, from its flags.

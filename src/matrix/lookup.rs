@@ -29,6 +29,8 @@ pub enum MatrixQuery {
     Ngc(String),
     /// What the matrices hold.
     Check,
+    /// GPU models by name part or PCI device id.
+    Gpu(super::GpuQuery),
 }
 
 /// Why a query has no answer: the value asked about is not in the matrices.
@@ -60,10 +62,12 @@ pub enum MatrixAnswer<'m> {
     Ngc(NgcAnswer<'m>),
     /// `matrix check`.
     Check(CheckAnswer),
+    /// `matrix gpu`.
+    Gpu(super::GpuAnswer<'m>),
 }
 
 impl MatrixAnswer<'_> {
-    /// The query kind: `rocm`, `gfx`, `kernel`, `cuda`, `ngc` or `check` (the JSON key of the answer).
+    /// The query kind: `rocm`, `gfx`, `kernel`, `cuda`, `ngc`, `check` or `gpu` (the JSON key of the answer).
     pub fn kind(&self) -> &'static str {
         match self {
             MatrixAnswer::Rocm(_) => "rocm",
@@ -73,6 +77,7 @@ impl MatrixAnswer<'_> {
             MatrixAnswer::Cuda(_) => "cuda",
             MatrixAnswer::Ngc(_) => "ngc",
             MatrixAnswer::Check(_) => "check",
+            MatrixAnswer::Gpu(_) => "gpu",
         }
     }
 }
@@ -293,6 +298,7 @@ impl Matrices {
             MatrixQuery::Cuda(spec) => MatrixAnswer::Cuda(self.cuda_answer(spec)?),
             MatrixQuery::Ngc(rel) => MatrixAnswer::Ngc(self.ngc_answer(rel)?),
             MatrixQuery::Check => MatrixAnswer::Check(self.check_answer()),
+            MatrixQuery::Gpu(q) => MatrixAnswer::Gpu(self.gpu_answer(q)),
         })
     }
 

@@ -1,6 +1,7 @@
 //! The compatibility matrices: YAML data embedded in the binary, replaceable with `--matrices DIR`.
 
 mod distro;
+mod gpu;
 mod load;
 mod lookup;
 mod query;
@@ -8,6 +9,7 @@ mod schema;
 mod yaml_lines;
 
 pub use distro::{canonical_distro_version, distro_version_matches, is_os_release_version};
+pub use gpu::{GpuAnswer, GpuKey, GpuQuery};
 pub use load::{MatrixError, MATRIX_FILES};
 pub use lookup::*;
 pub use query::*;

@@ -2,7 +2,8 @@
 
 use super::{Ctx, Event, Sink};
 use crate::dockerfile::{Rendered, Stack};
-use crate::engine::{self, BuildContext, BuildFlags, BuildOutcome};
+use crate::engine::{self, BuildContext};
+pub use crate::engine::{BuildFlags, BuildOutcome};
 use crate::error::Error;
 use std::path::PathBuf;
 

@@ -3,9 +3,9 @@
 
 use super::Ctx;
 use crate::engine::{
-    hostname, keep_reason, plan_image_gc, Engine, GcOutcome, GcScope, ImageGcOutcome, Kept,
-    KeptImage,
+    hostname, keep_reason, plan_image_gc, Engine, ImageGcOutcome, Kept, KeptImage,
 };
+pub use crate::engine::{GcOutcome, GcScope};
 use crate::error::Error;
 use std::collections::{BTreeSet, HashMap};
 use std::path::Path;

@@ -3,17 +3,31 @@
 //! reporters. `commands/` turns flags into plans and events into output; validate composes these operations.
 
 pub mod build;
+pub mod collect;
 pub mod ctx;
 pub mod dockerfile;
 pub mod doctor;
 pub mod env;
 pub mod files;
+pub mod fleet;
 pub mod gc;
+pub mod init;
+pub mod k8s;
+pub mod matrix;
 pub mod plan;
+pub mod probe;
 pub mod run;
+pub mod slurm;
 pub mod suite;
 pub mod validate;
 
+/// What `rocmenv dockerfile` and `build` name: the request a stack's flags make, and the context written with `-o`.
+pub use crate::dockerfile::{write_context, DockerfileRequest};
+/// What `rocmenv run` names from the engine: mounts, its output streams, and the `docker run` line it prints.
+pub use crate::engine::{docker_run_line, Mount, MountKind, OutputStream};
+/// What `rocmenv env` names: the release `--rocm` picks and how a user's variable is corrected.
+pub use crate::hostplan::{is_user_var, UserVarFix};
+pub use crate::matrix::{Matrices, RocmRelease};
 pub use ctx::{Ctx, Host, HostSpec};
 
 use crate::engine::BuildEvent;

@@ -1,6 +1,7 @@
 //! `rocmenv matrix` as text: one block per answer, a label column and the values.
 
 use crate::matrix::*;
+use crate::vendor::Vendor;
 use std::io::{self, Write};
 
 /// Writes the answer to a `rocmenv matrix` query as text; `origin` says which matrices answered.
@@ -13,7 +14,70 @@ pub fn render_matrix(a: &MatrixAnswer, origin: &str, out: &mut dyn Write) -> io:
         MatrixAnswer::Cuda(c) => cuda(c, origin, out),
         MatrixAnswer::Ngc(n) => ngc(n, origin, out),
         MatrixAnswer::Check(c) => check(c, out),
+        MatrixAnswer::Gpu(g) => gpu(g, origin, out),
     }
+}
+
+/// `matrix gpu`: each model, with its gfx target's table under the first model of that target.
+fn gpu(g: &GpuAnswer, origin: &str, out: &mut dyn Write) -> io::Result<()> {
+    let found = &g.models;
+    let table = &g.gfx;
+    for (n, g) in found.iter().enumerate() {
+        if n > 0 {
+            writeln!(out)?;
+        }
+        let vendor = g.vendor.label();
+        writeln!(
+            out,
+            "{} ({vendor}, PCI id {})",
+            g.name,
+            g.pci_ids.join(", ")
+        )?;
+        if let Some(t) = &g.gfx {
+            writeln!(out, "  gfx target:   {t}")?;
+        }
+        if let Some(cc) = &g.compute_capability {
+            writeln!(out, "  compute capability: {cc}")?;
+        }
+        if let Some(a) = &g.arch {
+            writeln!(out, "  architecture: {a}")?;
+        }
+        match g.vram_gib {
+            Some(v) if v > 0.0 => writeln!(out, "  VRAM:         {v} GiB")?,
+            Some(_) => writeln!(out, "  VRAM:         shares system memory")?,
+            None => {}
+        }
+        if let Some(p) = &g.peaks {
+            let figs: Vec<String> = [
+                (p.fp32_tflops, "FP32 TFLOP/s"),
+                (p.fp16_tflops, "FP16 TFLOP/s"),
+                (p.bf16_tflops, "BF16 TFLOP/s"),
+                (p.mem_bw_gbs, "GB/s"),
+            ]
+            .into_iter()
+            .filter_map(|(v, u)| v.map(|v| format!("{v} {u}")))
+            .collect();
+            if !figs.is_empty() {
+                writeln!(out, "  peaks:        {}", figs.join(", "))?;
+            }
+        }
+        if let Some(s) = &g.provenance.source {
+            writeln!(out, "  source:       {s}")?;
+        }
+        // One gfx table is enough when several matches share the target.
+        if let Some(Some(a)) = table.get(n) {
+            writeln!(out)?;
+            gfx(a, origin, out)?;
+        }
+        if g.vendor == Vendor::Nvidia {
+            writeln!(
+                out,
+                "  CUDA: every current release runs compute capability {}; `rocmenv matrix cuda X.Y` gives a release's driver floor",
+                g.compute_capability.as_deref().unwrap_or("?")
+            )?;
+        }
+    }
+    Ok(())
 }
 
 fn row(out: &mut dyn Write, label: &str, value: impl AsRef<str>) -> io::Result<()> {

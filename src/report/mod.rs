@@ -19,7 +19,7 @@ pub use json::{doctor_json, render_json};
 pub use junit::merge_junit;
 pub use matrix::render_matrix;
 pub use progress::BuildProgress;
-pub use runtime::render_runtime;
+pub use runtime::{render_container_probe, render_runtime};
 pub use suite::{
     entry_name, junit, render_suite_summary, render_suite_test, render_tune, SuiteRows,
 };

@@ -93,3 +93,37 @@ fn check_line(what: &str, c: &Check, out: &mut dyn Write) -> std::io::Result<()>
     }
     Ok(())
 }
+
+/// One line per runtime as the container saw it, with the error's fix when there is one.
+pub fn render_container_probe(
+    image: &str,
+    mapping: &str,
+    v: &serde_json::Value,
+    out: &mut dyn Write,
+) -> std::io::Result<()> {
+    writeln!(out, "in {image} ({mapping} device mapping):")?;
+    for r in ["hip", "cuda"] {
+        let p = &v[r];
+        let status = p["status"].as_str().unwrap_or("?");
+        let lib = p["library"].as_str().unwrap_or("no library");
+        let devices = p["devices"].as_array().map_or(0, |d| d.len());
+        let mark = match status {
+            "ok" => "✓",
+            "no_device" | "error" => "✗",
+            _ => "-",
+        };
+        let what = match status {
+            "ok" => format!("{devices} device(s) through {lib}"),
+            "library_missing" | "unsupported" => p["note"]
+                .as_str()
+                .unwrap_or("library not found")
+                .to_string(),
+            _ => format!("{lib}: {}", p["error"]["name"].as_str().unwrap_or(status)),
+        };
+        writeln!(out, "  {mark} {r}: {what}")?;
+        if let Some(fix) = p["error"]["fix"].as_str() {
+            writeln!(out, "      fix: {fix}")?;
+        }
+    }
+    Ok(())
+}

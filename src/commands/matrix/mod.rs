@@ -1,11 +1,9 @@
-//! `rocmenv matrix`: validate the question, load the matrices, answer, print text or one JSON document.
-
-pub mod gpu;
+//! `rocmenv matrix`: validate the question, answer it (`ops::matrix`), print text or one JSON document.
 
 use crate::cli::{MatrixArgs, MatrixCommand};
 use crate::error::Error;
 use crate::gfx::GfxTarget;
-use crate::matrix::{is_os_release_version, MatrixAnswer, MatrixQuery};
+use crate::ops::matrix::{self, is_os_release_version, GpuQuery, MatrixAnswer, MatrixQuery};
 use crate::ops::Ctx;
 use crate::report::render_matrix;
 use crate::version::parse_with_parts;
@@ -55,7 +53,7 @@ pub fn plan(q: &MatrixCommand) -> Result<MatrixQuery, Error> {
             MatrixQuery::Ngc(release.clone())
         }
         MatrixCommand::Kernel { series, os } => MatrixQuery::Kernel {
-            series: kernel_series(series).ok_or_else(|| {
+            series: matrix::kernel_series(series).ok_or_else(|| {
                 bad(format!(
                     "`{series}` is not a kernel series like 6.8 (or a release like 6.8.0-45-generic)"
                 ))
@@ -63,19 +61,8 @@ pub fn plan(q: &MatrixCommand) -> Result<MatrixQuery, Error> {
             os: os.as_deref().map(parse_os).transpose()?,
         },
         MatrixCommand::Check => MatrixQuery::Check,
-        // Answered from gpus.yaml by `gpu` below, before any query is planned.
-        MatrixCommand::Gpu { .. } => return Err(bad("is answered by matrix_gpu".into())),
+        MatrixCommand::Gpu { query } => MatrixQuery::Gpu(GpuQuery::parse(query).map_err(bad)?),
     })
-}
-
-/// `6.8` as given; a full release (`6.8.0-45-generic`, `5.14.0-427.13.1.el9_4.x86_64`) cut to its series.
-fn kernel_series(s: &str) -> Option<String> {
-    if let Ok((_, 2)) = parse_with_parts(s) {
-        return Some(s.to_string());
-    }
-    crate::parse::kernel::parse_kernel_release(s)
-        .ok()
-        .map(|k| k.series())
 }
 
 /// `ubuntu:24.04` → (`ubuntu`, `24.04`).
@@ -100,6 +87,17 @@ fn parse_os(s: &str) -> Result<(String, String), Error> {
 /// One JSON document: `schema_version`, `matrices`, `query`, then the answer under the query's name.
 fn write_json(answer: &MatrixAnswer, origin: &str, out: &mut dyn Write) -> std::io::Result<()> {
     use serde::ser::{SerializeMap, Serializer};
+    if let MatrixAnswer::Gpu(g) = answer {
+        // `matrix gpu` has always written its document through a JSON value, keys sorted; kept byte for byte.
+        let doc = serde_json::json!({
+            "schema_version": 1,
+            "matrices": origin,
+            "query": "gpu",
+            "gpu": g,
+        });
+        let text = serde_json::to_string_pretty(&doc).map_err(std::io::Error::other)?;
+        return writeln!(out, "{text}");
+    }
     let mut ser = serde_json::Serializer::pretty(&mut *out);
     let mut map = ser.serialize_map(Some(4))?;
     map.serialize_entry("schema_version", &1)?;
@@ -112,21 +110,23 @@ fn write_json(answer: &MatrixAnswer, origin: &str, out: &mut dyn Write) -> std::
 
 /// Runs `rocmenv matrix`; the answer goes to `out`. Returns the exit code.
 pub fn exec(a: MatrixArgs, ctx: &Ctx, out: &mut dyn Write) -> Result<i32, Error> {
-    if let MatrixCommand::Gpu { query } = &a.query {
-        return gpu::exec(query, a.json, ctx, out);
-    }
     let query = plan(&a.query)?;
-    let m = ctx.matrices()?;
-    let answer = m.answer(&query).map_err(|n| {
-        Error::usage(
-            n.field.unwrap_or(field(&a.query)),
-            format!("{} is not in the matrices; nearest: {}", n.what, n.nearest),
-        )
-    })?;
+    let matrix::Answered { answer, origin } = matrix::answer(ctx, &query)?;
+    if let (MatrixAnswer::Gpu(g), MatrixQuery::Gpu(q)) = (&answer, &query) {
+        if g.models.is_empty() {
+            return Err(Error::usage(
+                field(&a.query),
+                format!(
+                    "`{}` names no GPU in the matrices; they list {} models: `rocmenv matrix check` counts them, gpus.yaml names them (a name part such as MI300 or 7900, or an id such as 0x744c)",
+                    q.text, g.listed
+                ),
+            ));
+        }
+    }
     if a.json {
-        crate::commands::written(write_json(&answer, &m.origin, out))?;
+        crate::commands::written(write_json(&answer, origin, out))?;
     } else {
-        crate::commands::written(render_matrix(&answer, &m.origin, out))?;
+        crate::commands::written(render_matrix(&answer, origin, out))?;
     }
     Ok(crate::error::EXIT_OK)
 }

@@ -5,10 +5,10 @@
 mod probe;
 
 use crate::cli::RunArgs;
-use crate::engine::{self, Mount, MountKind, OutputStream};
 use crate::error::Error;
 use crate::ops::run::{plan_run, RunPlan};
 use crate::ops::Ctx;
+use crate::ops::{docker_run_line, Mount, MountKind, OutputStream};
 use std::io::Write;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -176,7 +176,7 @@ pub fn exec(a: RunArgs, ctx: &Ctx, out: &mut dyn Write, err: &mut dyn Write) -> 
 fn run(ctx: &Ctx, o: &RunPlan, out: &mut dyn Write, err: &mut dyn Write) -> Result<i32, Error> {
     if o.print {
         let spec = plan_run(ctx, o, None, &mut |ev| super::log_event(err, &ev))?;
-        writeln!(out, "{}", engine::docker_run_line(&spec)).map_err(Error::Output)?;
+        writeln!(out, "{}", docker_run_line(&spec)).map_err(Error::Output)?;
         return Ok(0);
     }
     if o.probe {
