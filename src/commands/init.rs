@@ -1,7 +1,7 @@
 //! `rocmenv init`: a commented `rocmenv.yaml` for this host, written atomically and never over an existing file.
 
-use crate::cli::{InitArgs, StackArg};
-use crate::config::{self, ExampleInput, StackKind};
+use crate::cli::InitArgs;
+use crate::config::{self, ExampleInput, Stack};
 use crate::error::Error;
 use crate::ops::files::{self, Existing, OutputKind};
 use crate::ops::Ctx;
@@ -9,7 +9,7 @@ use std::io::Write;
 use std::path::Path;
 
 /// What the example is filled in with: the stack the GPUs call for (or `--stack`), doctor's default target.
-pub fn example_for_host(stack: Option<StackArg>, ctx: &Ctx) -> Result<ExampleInput, Error> {
+pub fn example_for_host(stack: Option<Stack>, ctx: &Ctx) -> Result<ExampleInput, Error> {
     let facts = ctx.facts()?;
     // The GPUs the host plan leaves visible: an iGPU that env hides is not a target to build for.
     let plan = crate::ops::plan::resolve(ctx, &crate::ops::plan::PlanRequest::default())?;
@@ -32,17 +32,15 @@ pub fn example_for_host(stack: Option<StackArg>, ctx: &Ctx) -> Result<ExampleInp
     let has_amd = facts.amd_gpus().next().is_some();
     let has_nvidia = facts.nvidia_gpus().next().is_some();
     let stack = match stack {
-        Some(StackArg::Rocm) => StackKind::Rocm,
-        Some(StackArg::Ngc) => StackKind::Ngc,
-        Some(StackArg::Cpu) => StackKind::Cpu,
-        None if has_amd => StackKind::Rocm,
-        None if has_nvidia => StackKind::Ngc,
-        None => StackKind::Cpu,
+        Some(s) => s,
+        None if has_amd => Stack::Rocm,
+        None if has_nvidia => Stack::Ngc,
+        None => Stack::Cpu,
     };
     // The rule doctor uses when it is given no --target.
     let target = &plan.target;
     let (spec, why) = match (stack, &target.rocm, &target.cuda) {
-        (StackKind::Ngc, _, Some(c)) | (StackKind::Cpu, None, Some(c)) => (
+        (Stack::Ngc, _, Some(c)) | (Stack::Cpu, None, Some(c)) => (
             Some(format!("cuda-{}", c.cuda.version.short())),
             c.why.clone(),
         ),

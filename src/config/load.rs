@@ -109,7 +109,7 @@ impl Config {
     /// The Dockerfile request a stack asks for (before the GPUs and the env are added), with `base` overriding its
     /// own base image.
     pub fn request(s: &StackConfig, base: Option<&str>) -> DockerfileRequest {
-        let mut r = DockerfileRequest::new(s.stack.into());
+        let mut r = DockerfileRequest::new(s.stack);
         r.rocm = s.rocm.clone();
         r.pytorch = s.pytorch.clone();
         r.ubuntu = s.ubuntu.clone();

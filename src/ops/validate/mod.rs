@@ -43,7 +43,7 @@ struct Planned<'c> {
 
 impl Planned<'_> {
     fn stack_name(&self) -> &'static str {
-        crate::dockerfile::Stack::from(self.cfg.stack).name()
+        self.cfg.stack.name()
     }
 }
 

@@ -54,7 +54,7 @@ impl Run<'_> {
     /// The build's case, and the image's tag when it built. Its progress goes to `on`.
     pub(super) fn build(&self, p: &Planned, on: Sink) -> Result<(Case, Option<String>), Error> {
         let started = Instant::now();
-        let source = BuildSource::rendered(p.cfg.stack.into(), &p.rendered);
+        let source = BuildSource::rendered(p.cfg.stack, &p.rendered);
         match crate::ops::build::build(self.ctx, &source, &BuildPlan::default(), on) {
             Ok(o) => {
                 let verb = if o.cached { "cached" } else { "built" };
@@ -117,7 +117,7 @@ impl Run<'_> {
             .and_then(|t| crate::target::resolve(Some(t), m, facts).ok());
         let s = p.cfg;
         let t = ImageTarget {
-            stack: s.stack.into(),
+            stack: s.stack,
             gfx: s.gfx.iter().filter_map(|g| g.parse().ok()).collect(),
             cuda_arch: s
                 .cuda_arch
