@@ -1,5 +1,6 @@
 //! `rocmenv init`: a commented `rocmenv.yaml` for this host, written atomically and never over an existing file.
 
+use crate::cc::ComputeCapability;
 use crate::cli::InitArgs;
 use crate::config::{self, ExampleInput, Stack};
 use crate::error::Error;
@@ -24,8 +25,8 @@ pub fn example_for_host(stack: Option<Stack>, ctx: &Ctx) -> Result<ExampleInput,
     let ccs: Vec<String> = facts
         .nvidia_gpus()
         .filter_map(|g| g.compute_capability.as_deref())
-        .filter_map(|cc| config::compute_capability(cc).ok())
-        .map(|cc| format!("sm_{}", cc.replace('.', "")))
+        .filter_map(|cc| ComputeCapability::parse_cuda_arch(cc).ok())
+        .map(ComputeCapability::sm)
         .collect::<std::collections::BTreeSet<_>>()
         .into_iter()
         .collect();

@@ -2,6 +2,7 @@
 //! value that reaches a Dockerfile checked by the same functions that check the flags of `rocmenv build`.
 
 use super::schema::{ConfigFile, StackConfig};
+use crate::cc::ComputeCapability;
 use crate::dockerfile::{self, DockerfileRequest};
 use crate::error::Error;
 use crate::gfx::GfxTarget;
@@ -288,7 +289,7 @@ impl Config {
             }
         }
         for c in &s.cuda_arch {
-            compute_capability(c).map_err(|why| {
+            ComputeCapability::parse_cuda_arch(c).map_err(|why| {
                 self.error(
                     at,
                     c,
@@ -304,23 +305,6 @@ impl Config {
             })
             .transpose()
     }
-}
-
-/// A compute capability written `sm_90`, `sm_90a` or `9.0`, as `9.0` (the matrices' spelling).
-pub fn compute_capability(s: &str) -> Result<String, &'static str> {
-    let digits = |d: &str| !d.is_empty() && d.len() <= 3 && d.bytes().all(|b| b.is_ascii_digit());
-    if let Some(rest) = s.strip_prefix("sm_") {
-        let rest = rest.strip_suffix(['a', 'f']).unwrap_or(rest);
-        if digits(rest) && rest.len() >= 2 {
-            let (major, minor) = rest.split_at(rest.len() - 1);
-            return Ok(format!("{}.{minor}", major.trim_start_matches('0')));
-        }
-    } else if let Some((major, minor)) = s.split_once('.') {
-        if digits(major) && minor.len() == 1 && digits(minor) {
-            return Ok(format!("{major}.{minor}"));
-        }
-    }
-    Err("is not a compute capability; write sm_90 or \"9.0\"")
 }
 
 /// The parser reports an error at the end of the file (an unclosed `[`) on the line after the last one; people look
@@ -447,17 +431,6 @@ mod tests {
         let e = err(&OK.replace("kernel.rocm-supported", "Kernel!"));
         assert!(e.contains("not a check id"), "{e}");
         assert!(err("schema_version: 2\nstacks: []\n").contains("schema_version 2"));
-    }
-
-    #[test]
-    fn compute_capabilities_take_both_spellings() {
-        assert_eq!(compute_capability("sm_90").unwrap(), "9.0");
-        assert_eq!(compute_capability("sm_90a").unwrap(), "9.0");
-        assert_eq!(compute_capability("sm_120").unwrap(), "12.0");
-        assert_eq!(compute_capability("8.6").unwrap(), "8.6");
-        for bad in ["sm_", "90", "sm_9", "9.x", "compute_90"] {
-            assert!(compute_capability(bad).is_err(), "{bad}");
-        }
     }
 
     #[test]

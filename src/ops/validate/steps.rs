@@ -1,9 +1,9 @@
 //! validate's steps before the suites: doctor's checks, the Dockerfile and hadolint, the build, the image probe.
 
 use super::{Planned, Run};
+use crate::cc::ComputeCapability;
 use crate::checks::image::{self, ImageFacts, ImageTarget};
 use crate::checks::{Finding, Status};
-use crate::config;
 use crate::dockerfile::Rendered;
 use crate::engine::{self, RunSpec};
 use crate::error::Error;
@@ -122,7 +122,7 @@ impl Run<'_> {
             cuda_arch: s
                 .cuda_arch
                 .iter()
-                .filter_map(|c| config::compute_capability(c).ok())
+                .filter_map(|c| ComputeCapability::parse_cuda_arch(c).ok())
                 .collect(),
             host_rocm: resolved
                 .as_ref()
