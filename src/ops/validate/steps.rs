@@ -1,7 +1,6 @@
 //! validate's steps before the suites: doctor's checks, the Dockerfile and hadolint, the build, the image probe.
 
 use super::{Planned, Run};
-use crate::cc::ComputeCapability;
 use crate::checks::image::{self, ImageFacts, ImageTarget};
 use crate::checks::{Finding, Status};
 use crate::dockerfile::Rendered;
@@ -11,7 +10,6 @@ use crate::ops::build::{BuildPlan, BuildSource};
 use crate::ops::doctor::DoctorPlan;
 use crate::ops::Sink;
 use crate::report::validate::{Case, Step};
-use crate::target::Target;
 use crate::vendor::Vendor;
 use std::io::Write;
 use std::time::{Duration, Instant};
@@ -111,27 +109,14 @@ impl Run<'_> {
         };
         let env = engine.image_env(tag)?;
         let found = ImageFacts::parse(&String::from_utf8_lossy(&output), env);
-        let resolved: Option<Target> = p
-            .target
-            .as_ref()
-            .and_then(|t| crate::target::resolve(Some(t), m, facts).ok());
+        let resolved = p.resolved.as_ref();
         let s = p.cfg;
         let t = ImageTarget {
             stack: s.stack,
-            gfx: s.gfx.iter().filter_map(|g| g.parse().ok()).collect(),
-            cuda_arch: s
-                .cuda_arch
-                .iter()
-                .filter_map(|c| ComputeCapability::parse_cuda_arch(c).ok())
-                .collect(),
-            host_rocm: resolved
-                .as_ref()
-                .and_then(|t| t.rocm.as_ref())
-                .map(|r| r.release),
-            host_cuda: resolved
-                .as_ref()
-                .and_then(|t| t.cuda.as_ref())
-                .map(|c| c.cuda),
+            gfx: p.values.gfx.clone(),
+            cuda_arch: p.values.cuda_arch.clone(),
+            host_rocm: resolved.and_then(|t| t.rocm.as_ref()).map(|r| r.release),
+            host_cuda: resolved.and_then(|t| t.cuda.as_ref()).map(|c| c.cuda),
             nvidia_driver: self.nvidia_driver.clone(),
             stack_rocm: s.rocm.as_deref().and_then(|r| m.rocm_release(r)),
         };
