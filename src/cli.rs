@@ -1,5 +1,8 @@
 //! The command line (clap derive). `--help` is meant to teach: each flag says what it is for.
 
+use crate::dockerfile::Stack;
+use crate::report::EnvFormat;
+use crate::slurm::Runtime;
 use crate::suites::{Level, Mode, Precision};
 use crate::target::TargetSpec;
 use crate::vendor::Vendor;
@@ -189,64 +192,12 @@ pub enum Command {
     },
 }
 
-/// An output format of `rocmenv env` (`--format`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum EnvFormatArg {
-    /// export lines for bash, zsh and sh (use with eval)
-    Sh,
-    /// set -gx lines for fish
-    Fish,
-    /// NAME=value lines for .env files and docker run --env-file
-    Dotenv,
-    /// -e arguments for docker run (use with eval)
-    Docker,
-    /// one JSON object, name to value
-    Json,
-    /// NAME=value lines for GITHUB_ENV
-    Github,
-}
-
-impl From<EnvFormatArg> for crate::report::EnvFormat {
-    fn from(f: EnvFormatArg) -> Self {
-        use crate::report::EnvFormat as F;
-        match f {
-            EnvFormatArg::Sh => F::Sh,
-            EnvFormatArg::Fish => F::Fish,
-            EnvFormatArg::Dotenv => F::Dotenv,
-            EnvFormatArg::Docker => F::Docker,
-            EnvFormatArg::Json => F::Json,
-            EnvFormatArg::Github => F::Github,
-        }
-    }
-}
-
-/// The container stack.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum StackArg {
-    /// AMD's rocm/pytorch images.
-    Rocm,
-    /// NVIDIA's nvcr.io/nvidia/pytorch images.
-    Ngc,
-    /// Debian with python3-torch: no GPU, no registry needed.
-    Cpu,
-}
-
-impl From<StackArg> for crate::dockerfile::Stack {
-    fn from(s: StackArg) -> Self {
-        match s {
-            StackArg::Rocm => crate::dockerfile::Stack::Rocm,
-            StackArg::Ngc => crate::dockerfile::Stack::Ngc,
-            StackArg::Cpu => crate::dockerfile::Stack::Cpu,
-        }
-    }
-}
-
 /// Stack and version options shared by `dockerfile` and `build`.
 #[derive(Debug, Args)]
 pub struct StackArgs {
     /// Which stack.
     #[arg(long, value_enum)]
-    pub stack: Option<StackArg>,
+    pub stack: Option<Stack>,
     /// rocm: the ROCm release (X.Y or X.Y.Z). Default: the newest whose image supports the GPUs.
     #[arg(long, value_name = "X.Y")]
     pub rocm: Option<String>,
@@ -331,7 +282,7 @@ pub struct EnvArgs {
 
     /// Output format.
     #[arg(long, value_enum, default_value = "sh")]
-    pub format: EnvFormatArg,
+    pub format: EnvFormat,
 
     /// Add a comment per variable saying why it is set (sh, fish, dotenv).
     #[arg(long)]
@@ -449,7 +400,7 @@ pub struct BuildArgs {
 pub struct InitArgs {
     /// The stack to write. Default: rocm with AMD GPUs, ngc with NVIDIA GPUs, else cpu.
     #[arg(long, value_enum)]
-    pub stack: Option<StackArg>,
+    pub stack: Option<Stack>,
     /// Where to write (`-` for stdout).
     #[arg(
         short = 'o',
@@ -785,23 +736,6 @@ pub enum SlurmCheckArg {
     Validate,
 }
 
-/// The container runtime of a Slurm site.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum SlurmRuntimeArg {
-    /// `apptainer exec --rocm|--nv` (a SIF file or docker:// reference).
-    Apptainer,
-    /// As apptainer, with `singularity`.
-    Singularity,
-    /// rocmenv on the node drives Podman's Docker-compatible socket.
-    Podman,
-    /// rocmenv on the node drives Docker.
-    Docker,
-    /// enroot through pyxis: `srun --container-image`.
-    Enroot,
-    /// rocmenv on the node itself (`smoke --host`).
-    None,
-}
-
 /// Flags of `rocmenv slurm`.
 #[derive(Debug, Args)]
 pub struct SlurmArgs {
@@ -810,7 +744,7 @@ pub struct SlurmArgs {
     pub check: SlurmCheckArg,
     /// The container runtime the nodes have.
     #[arg(long, value_enum, default_value = "docker")]
-    pub runtime: SlurmRuntimeArg,
+    pub runtime: Runtime,
     /// The image: Python with torch (and rocmenv on its PATH for apptainer, singularity and enroot).
     #[arg(long, value_name = "IMAGE")]
     pub image: Option<String>,

@@ -4,6 +4,7 @@
 //! [`PROBE_SCRIPT`] (no device mapped), read by `parse::image_probe`, and the image's config; the checks are pure.
 
 use super::{Finding, Status};
+use crate::cc::ComputeCapability;
 use crate::dockerfile::Stack;
 use crate::envplan;
 use crate::gfx::GfxTarget;
@@ -51,7 +52,7 @@ pub struct ImageTarget<'m> {
     /// The AMD gfx targets it must run on.
     pub gfx: Vec<GfxTarget>,
     /// The NVIDIA compute capabilities it must run on (`9.0`).
-    pub cuda_arch: Vec<String>,
+    pub cuda_arch: Vec<ComputeCapability>,
     /// The ROCm release the hosts run (`host.target: rocm-…`).
     pub host_rocm: Option<&'m RocmRelease>,
     /// The CUDA release the hosts run (`host.target: cuda-…` / `ngc-…`).
@@ -352,11 +353,7 @@ fn tally_cuda(t: &ImageTarget, build: &TorchBuild, tally: &mut ArchTally) {
         list,
         shown,
     } = build;
-    let names: Vec<String> = t
-        .cuda_arch
-        .iter()
-        .map(|c| format!("sm_{}", c.replace('.', "")))
-        .collect();
+    let names: Vec<String> = t.cuda_arch.iter().map(|c| c.sm()).collect();
     if torch.cuda.is_none() {
         tally.failures.push(format!(
             "torch {} is a {kind} build: it has no CUDA kernels for {}",
@@ -377,7 +374,7 @@ fn tally_cuda(t: &ImageTarget, build: &TorchBuild, tally: &mut ArchTally) {
         return;
     }
     for (cc, sm) in t.cuda_arch.iter().zip(&names) {
-        match cuda_fit(cc, list) {
+        match cuda_fit(*cc, list) {
             CudaFit::Cubin(a) => tally.ok.push(if &a == sm { a } else { format!("{sm} (as {a})") }),
             CudaFit::Ptx(a) => tally.warnings.push(format!("torch {} ({kind}) has no {sm} kernels; the driver JIT-compiles {a} PTX at first use (slow start)", torch.version)),
             CudaFit::None => {
@@ -422,30 +419,24 @@ enum CudaFit {
 }
 
 /// `9.0` against `sm_80 sm_90 compute_90`.
-fn cuda_fit(cc: &str, list: &[String]) -> CudaFit {
-    let parse = |s: &str| -> Option<(u32, u32)> {
-        let s = s.trim_end_matches(['a', 'f']);
-        let n: u32 = s.parse().ok()?;
-        Some((n / 10, n % 10))
-    };
-    let Some((major, minor)) = cc
-        .split_once('.')
-        .and_then(|(a, b)| Some((a.parse::<u32>().ok()?, b.parse::<u32>().ok()?)))
-    else {
-        return CudaFit::None;
-    };
-    let cubins = list
-        .iter()
-        .filter_map(|a| Some((a, parse(a.strip_prefix("sm_")?)?)));
+fn cuda_fit(cc: ComputeCapability, list: &[String]) -> CudaFit {
+    /// `sm_90a` (with `prefix` `sm_`) and its compute capability.
+    fn arch<'a>(a: &'a String, prefix: &str) -> Option<(&'a String, ComputeCapability)> {
+        Some((
+            a,
+            ComputeCapability::from_arch_number(a.strip_prefix(prefix)?)?,
+        ))
+    }
+    let cubins = list.iter().filter_map(|a| arch(a, "sm_"));
     if let Some((a, _)) = cubins
-        .filter(|(_, (ma, mi))| *ma == major && *mi <= minor)
+        .filter(|(_, v)| v.major == cc.major && v.minor <= cc.minor)
         .max_by_key(|(_, v)| *v)
     {
         return CudaFit::Cubin(a.clone());
     }
     list.iter()
-        .filter_map(|a| Some((a, parse(a.strip_prefix("compute_")?)?)))
-        .filter(|(_, v)| *v <= (major, minor))
+        .filter_map(|a| arch(a, "compute_"))
+        .filter(|(_, v)| *v <= cc)
         .max_by_key(|(_, v)| *v)
         .map_or(CudaFit::None, |(a, _)| CudaFit::Ptx(a.clone()))
 }
@@ -527,7 +518,7 @@ mod tests {
         ImageTarget {
             stack,
             gfx: gfx.iter().map(|g| g.parse().unwrap()).collect(),
-            cuda_arch: cc.iter().map(|c| c.to_string()).collect(),
+            cuda_arch: cc.iter().map(|c| c.parse().unwrap()).collect(),
             host_rocm: m.rocm_release("6.2"),
             host_cuda: m.cuda_release("12.4"),
             nvidia_driver: None,
@@ -689,9 +680,13 @@ mod tests {
             .split(' ')
             .map(String::from)
             .collect();
-        assert_eq!(cuda_fit("8.0", &list), CudaFit::Cubin("sm_80".into()));
-        assert_eq!(cuda_fit("8.9", &list), CudaFit::Cubin("sm_86".into()));
-        assert_eq!(cuda_fit("9.0", &list), CudaFit::Ptx("compute_86".into()));
-        assert_eq!(cuda_fit("6.1", &list), CudaFit::None);
+        let cc = |s: &str| s.parse::<ComputeCapability>().unwrap();
+        assert_eq!(cuda_fit(cc("8.0"), &list), CudaFit::Cubin("sm_80".into()));
+        assert_eq!(cuda_fit(cc("8.9"), &list), CudaFit::Cubin("sm_86".into()));
+        assert_eq!(
+            cuda_fit(cc("9.0"), &list),
+            CudaFit::Ptx("compute_86".into())
+        );
+        assert_eq!(cuda_fit(cc("6.1"), &list), CudaFit::None);
     }
 }

@@ -1,11 +1,12 @@
 //! `rocmenv env`: validate the flags, find the GPUs (host or `--gfx`), plan, print.
 
-use crate::cli::{EnvArgs, EnvFormatArg};
+use crate::cli::EnvArgs;
 use crate::error::Error;
 use crate::ops::env::EnvRequest;
 use crate::ops::Ctx;
 use crate::ops::{is_user_var, Matrices, RocmRelease, UserVarFix};
 use crate::report::render_env;
+use crate::report::EnvFormat;
 use std::io::Write;
 
 /// Looks up `--rocm`, listing the nearest releases when it is unknown.
@@ -41,7 +42,7 @@ pub fn exec(o: EnvArgs, ctx: &Ctx, out: &mut dyn Write, err: &mut dyn Write) -> 
         let what = match &c.fix {
             UserVarFix::Set(v) => format!("this output sets {}={v}", c.name),
             UserVarFix::Unset => match o.format {
-                EnvFormatArg::Sh | EnvFormatArg::Fish | EnvFormatArg::Json => {
+                EnvFormat::Sh | EnvFormat::Fish | EnvFormat::Json => {
                     format!("this output unsets {}", c.name)
                 }
                 _ => format!(
@@ -56,7 +57,7 @@ pub fn exec(o: EnvArgs, ctx: &Ctx, out: &mut dyn Write, err: &mut dyn Write) -> 
             c.problem
         );
     }
-    super::written(render_env(&answer.plan, o.format.into(), o.explain, out))?;
+    super::written(render_env(&answer.plan, o.format, o.explain, out))?;
     Ok(if answer.plan.unusable {
         crate::error::EXIT_FAILED
     } else {

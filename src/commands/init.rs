@@ -1,20 +1,16 @@
 //! `rocmenv init`: the flags as a plan, `ops::init` (a commented `rocmenv.yaml` for this host, never over an
 //! existing file), and what was written.
 
-use crate::cli::{InitArgs, StackArg};
+use crate::cli::InitArgs;
 use crate::error::Error;
-use crate::ops::init::{self, InitPlan, StackKind};
+use crate::ops::init::{self, InitPlan};
 use crate::ops::Ctx;
 use std::io::Write;
 
 /// The flags as a plan: `-o -` writes to stdout.
 pub fn plan(a: &InitArgs) -> InitPlan {
     InitPlan {
-        stack: a.stack.as_ref().map(|s| match s {
-            StackArg::Rocm => StackKind::Rocm,
-            StackArg::Ngc => StackKind::Ngc,
-            StackArg::Cpu => StackKind::Cpu,
-        }),
+        stack: a.stack,
         output: (a.output.as_os_str() != "-").then(|| a.output.clone()),
         name: a.output.clone(),
     }

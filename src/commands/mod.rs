@@ -146,7 +146,7 @@ pub(crate) fn stack_plan(a: StackArgs) -> Result<Option<StackPlan>, Error> {
                 .map_err(|e: VersionError| Error::usage("--driver", e.to_string()))
         })
         .transpose()?;
-    let mut request = DockerfileRequest::new(stack.into());
+    let mut request = DockerfileRequest::new(stack);
     request.rocm = a.rocm;
     request.pytorch = a.pytorch;
     request.ubuntu = a.ubuntu;

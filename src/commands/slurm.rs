@@ -1,8 +1,8 @@
 //! `rocmenv slurm`: the flags checked into a plan, the sbatch script printed (or written with `-o`).
 
-use crate::cli::{SlurmArgs, SlurmCheckArg, SlurmRuntimeArg};
+use crate::cli::{SlurmArgs, SlurmCheckArg};
 use crate::error::Error;
-use crate::ops::slurm::{self, Check, Plan, Request, Runtime};
+use crate::ops::slurm::{self, Check, Plan, Request};
 use std::io::Write;
 
 /// The plan `rocmenv slurm` prints, from its flags.
@@ -14,14 +14,7 @@ pub fn plan(a: SlurmArgs) -> Result<Plan, Error> {
             SlurmCheckArg::Smoke => Check::Smoke,
             SlurmCheckArg::Validate => Check::Validate,
         },
-        runtime: match a.runtime {
-            SlurmRuntimeArg::Apptainer => Runtime::Apptainer,
-            SlurmRuntimeArg::Singularity => Runtime::Singularity,
-            SlurmRuntimeArg::Podman => Runtime::Podman,
-            SlurmRuntimeArg::Docker => Runtime::Docker,
-            SlurmRuntimeArg::Enroot => Runtime::Enroot,
-            SlurmRuntimeArg::None => Runtime::None,
-        },
+        runtime: a.runtime,
         image: a.image,
         vendor: a.vendor,
         level: a.level,

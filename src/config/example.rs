@@ -1,13 +1,13 @@
 //! The commented `rocmenv.yaml` that `rocmenv init` writes, filled in from the host it runs on.
 
-use super::schema::StackKind;
+use super::schema::Stack;
 use std::fmt::Write as _;
 
 /// What `rocmenv init` found, to fill the example in.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ExampleInput {
     /// The stack to write.
-    pub stack: StackKind,
+    pub stack: Stack,
     /// `rocm-7.2.4` / `cuda-12.4`: the doctor's default target for this host.
     pub target: Option<String>,
     /// Why that target (the doctor's first line says the same).
@@ -27,15 +27,7 @@ pub struct ExampleInput {
 impl ExampleInput {
     /// The stack as the file names it.
     pub fn stack_name(&self) -> &'static str {
-        stack_name(self.stack)
-    }
-}
-
-fn stack_name(s: StackKind) -> &'static str {
-    match s {
-        StackKind::Rocm => "rocm",
-        StackKind::Ngc => "ngc",
-        StackKind::Cpu => "cpu",
+        self.stack.name()
     }
 }
 
@@ -113,11 +105,11 @@ host:
 
 /// Writes the one stack entry: its name and kind, and the choices that kind takes, filled in from the host.
 fn write_stack(s: &mut String, i: &ExampleInput) {
-    let stack = stack_name(i.stack);
+    let stack = i.stack.name();
     let _ = writeln!(s, "  - name: {stack}");
     let _ = writeln!(s, "    stack: {stack}      # rocm | ngc | cpu");
     match i.stack {
-        StackKind::Rocm => {
+        Stack::Rocm => {
             match &i.rocm {
                 Some(r) => {
                     let _ = writeln!(s, "    rocm: \"{r}\"");
@@ -135,7 +127,7 @@ fn write_stack(s: &mut String, i: &ExampleInput) {
                 );
             }
         }
-        StackKind::Ngc => {
+        Stack::Ngc => {
             s.push_str(
                 "    # ngc: \"24.05\"   # default: the newest release whose CUDA the driver runs\n",
             );
@@ -151,7 +143,7 @@ fn write_stack(s: &mut String, i: &ExampleInput) {
                 );
             }
         }
-        StackKind::Cpu => {
+        Stack::Cpu => {
             s.push_str("    # gfx: [gfx942]       # claim a GPU target: validate then checks the torch wheel's arch list\n");
         }
     }
@@ -163,7 +155,7 @@ mod tests {
     use crate::config::Config;
     use std::path::Path;
 
-    fn input(stack: StackKind) -> ExampleInput {
+    fn input(stack: Stack) -> ExampleInput {
         ExampleInput {
             stack,
             target: Some("rocm-6.2.4".into()),
@@ -178,14 +170,14 @@ mod tests {
 
     #[test]
     fn every_stack_loads_back() {
-        for stack in [StackKind::Rocm, StackKind::Ngc, StackKind::Cpu] {
+        for stack in [Stack::Rocm, Stack::Ngc, Stack::Cpu] {
             let text = render(&input(stack));
             let c = Config::parse(Path::new("rocmenv.yaml"), &text)
                 .unwrap_or_else(|e| panic!("{e}\n{text}"));
             assert_eq!(c.file.stacks[0].stack, stack);
             assert_eq!(c.file.host.target.as_deref(), Some("rocm-6.2.4"));
         }
-        let mut bare = input(StackKind::Rocm);
+        let mut bare = input(Stack::Rocm);
         bare.target = None;
         bare.rocm = None;
         bare.gfx.clear();

@@ -2,6 +2,7 @@
 //! value that reaches a Dockerfile checked by the same functions that check the flags of `rocmenv build`.
 
 use super::schema::{ConfigFile, StackConfig};
+use crate::cc::ComputeCapability;
 use crate::dockerfile::{self, DockerfileRequest};
 use crate::error::Error;
 use crate::gfx::GfxTarget;
@@ -30,8 +31,19 @@ struct Parsed {
     host_target: Option<TargetSpec>,
     /// `host.nvidia_driver`.
     nvidia_driver: Option<crate::version::DriverVersion>,
-    /// Each stack's own `target:`, in the file's order.
-    stack_targets: Vec<Option<TargetSpec>>,
+    /// Each stack's typed values, in the file's order.
+    stacks: Vec<StackValues>,
+}
+
+/// One stack's typed values, as validation parsed them: later steps read these, never the strings again.
+#[derive(Debug, Clone, Default)]
+pub struct StackValues {
+    /// The stack's own `target:`.
+    pub target: Option<TargetSpec>,
+    /// `gfx:`, each an LLVM AMDGPU processor.
+    pub gfx: Vec<GfxTarget>,
+    /// `cuda_arch:` (`sm_90` or `"9.0"`).
+    pub cuda_arch: Vec<ComputeCapability>,
 }
 
 impl Config {
@@ -109,7 +121,7 @@ impl Config {
     /// The Dockerfile request a stack asks for (before the GPUs and the env are added), with `base` overriding its
     /// own base image.
     pub fn request(s: &StackConfig, base: Option<&str>) -> DockerfileRequest {
-        let mut r = DockerfileRequest::new(s.stack.into());
+        let mut r = DockerfileRequest::new(s.stack);
         r.rocm = s.rocm.clone();
         r.pytorch = s.pytorch.clone();
         r.ubuntu = s.ubuntu.clone();
@@ -124,13 +136,22 @@ impl Config {
 
     /// The target stack `s` is checked against: its own `target:`, else `host.target`, else none (detected).
     pub fn target(&self, s: &StackConfig) -> Option<&TargetSpec> {
-        let own = self
+        let own = self.values(s).target.as_ref();
+        own.or(self.parsed.host_target.as_ref())
+    }
+
+    /// Stack `s`'s typed values (its gfx targets, compute capabilities, own target).
+    ///
+    /// # Panics
+    /// When `s` is not one of this config's stacks.
+    pub fn values(&self, s: &StackConfig) -> &StackValues {
+        let i = self
             .file
             .stacks
             .iter()
             .position(|x| x.name == s.name)
-            .and_then(|i| self.parsed.stack_targets[i].as_ref());
-        own.or(self.parsed.host_target.as_ref())
+            .expect("a stack of this config");
+        &self.parsed.stacks[i]
     }
 
     /// `host.nvidia_driver`: the driver the NVIDIA stacks are checked against instead of the host's.
@@ -176,7 +197,7 @@ impl Config {
         }
         let mut seen = Vec::new();
         for s in &f.stacks {
-            parsed.stack_targets.push(self.validate_stack(s)?);
+            parsed.stacks.push(self.validate_stack(s)?);
             if seen.contains(&s.name.as_str()) {
                 return Err(self.error(
                     Some(&s.name),
@@ -243,8 +264,8 @@ impl Config {
         Ok(parsed)
     }
 
-    /// Checks one stack; its own `target:`, parsed, when it has one.
-    fn validate_stack(&self, s: &StackConfig) -> Result<Option<TargetSpec>, Error> {
+    /// Checks one stack; its values, parsed.
+    fn validate_stack(&self, s: &StackConfig) -> Result<StackValues, Error> {
         let name_ok = !s.name.is_empty()
             && s.name.len() <= 64
             && s.name
@@ -275,52 +296,54 @@ impl Config {
             crate::sanitize::image_reference("base", b)
                 .map_err(|e| self.value_error(at, "base", b, e))?;
         }
-        for g in &s.gfx {
-            let t: GfxTarget = g.parse().map_err(|e: crate::gfx::GfxError| {
-                self.error(at, g, format!("stack {}: gfx: {e}", s.name))
-            })?;
-            if !t.is_llvm_processor() {
-                return Err(self.error(
-                    at,
-                    g,
-                    format!("stack {}: gfx: {t} is not an LLVM AMDGPU processor", s.name),
-                ));
-            }
-        }
-        for c in &s.cuda_arch {
-            compute_capability(c).map_err(|why| {
-                self.error(
-                    at,
-                    c,
-                    format!("stack {}: cuda_arch: `{}` {why}", s.name, c.escape_debug()),
-                )
-            })?;
-        }
-        s.target
+        let gfx = s
+            .gfx
+            .iter()
+            .map(|g| self.gfx(s, g))
+            .collect::<Result<_, _>>()?;
+        let cuda_arch = s
+            .cuda_arch
+            .iter()
+            .map(|c| {
+                ComputeCapability::parse_cuda_arch(c).map_err(|why| {
+                    self.error(
+                        at,
+                        c,
+                        format!("stack {}: cuda_arch: `{}` {why}", s.name, c.escape_debug()),
+                    )
+                })
+            })
+            .collect::<Result<_, _>>()?;
+        let target = s
+            .target
             .as_ref()
             .map(|t| {
                 t.parse::<TargetSpec>()
                     .map_err(|e| self.value_error(at, "target", t, e))
             })
-            .transpose()
+            .transpose()?;
+        Ok(StackValues {
+            target,
+            gfx,
+            cuda_arch,
+        })
     }
-}
 
-/// A compute capability written `sm_90`, `sm_90a` or `9.0`, as `9.0` (the matrices' spelling).
-pub fn compute_capability(s: &str) -> Result<String, &'static str> {
-    let digits = |d: &str| !d.is_empty() && d.len() <= 3 && d.bytes().all(|b| b.is_ascii_digit());
-    if let Some(rest) = s.strip_prefix("sm_") {
-        let rest = rest.strip_suffix(['a', 'f']).unwrap_or(rest);
-        if digits(rest) && rest.len() >= 2 {
-            let (major, minor) = rest.split_at(rest.len() - 1);
-            return Ok(format!("{}.{minor}", major.trim_start_matches('0')));
+    /// One entry `g` of stack `s`'s `gfx:`: an LLVM AMDGPU processor, or an error at its line.
+    fn gfx(&self, s: &StackConfig, g: &str) -> Result<GfxTarget, Error> {
+        let at = Some(s.name.as_str());
+        let t: GfxTarget = g.parse().map_err(|e: crate::gfx::GfxError| {
+            self.error(at, g, format!("stack {}: gfx: {e}", s.name))
+        })?;
+        if !t.is_llvm_processor() {
+            return Err(self.error(
+                at,
+                g,
+                format!("stack {}: gfx: {t} is not an LLVM AMDGPU processor", s.name),
+            ));
         }
-    } else if let Some((major, minor)) = s.split_once('.') {
-        if digits(major) && minor.len() == 1 && digits(minor) {
-            return Ok(format!("{major}.{minor}"));
-        }
+        Ok(t)
     }
-    Err("is not a compute capability; write sm_90 or \"9.0\"")
 }
 
 /// The parser reports an error at the end of the file (an unclosed `[`) on the line after the last one; people look
@@ -449,15 +472,32 @@ mod tests {
         assert!(err("schema_version: 2\nstacks: []\n").contains("schema_version 2"));
     }
 
+    /// Issue 33: gfx and cuda_arch are parsed once, here; a bad entry is an error at its line, and validate reads the
+    /// typed values instead of parsing the strings again.
     #[test]
-    fn compute_capabilities_take_both_spellings() {
-        assert_eq!(compute_capability("sm_90").unwrap(), "9.0");
-        assert_eq!(compute_capability("sm_90a").unwrap(), "9.0");
-        assert_eq!(compute_capability("sm_120").unwrap(), "12.0");
-        assert_eq!(compute_capability("8.6").unwrap(), "8.6");
-        for bad in ["sm_", "90", "sm_9", "9.x", "compute_90"] {
-            assert!(compute_capability(bad).is_err(), "{bad}");
-        }
+    fn gfx_and_cuda_arch_are_kept_typed() {
+        let c = load(&OK.replace(
+            "    stack: cpu\n",
+            "    stack: cpu\n    cuda_arch: [sm_90a, \"8.6\"]\n",
+        ))
+        .unwrap();
+        let v = c.values(&c.file.stacks[0]);
+        assert_eq!(v.gfx, ["gfx942".parse::<GfxTarget>().unwrap()]);
+        let v = c.values(&c.file.stacks[1]);
+        let shown: Vec<String> = v.cuda_arch.iter().map(|c| c.to_string()).collect();
+        assert_eq!(shown, ["9.0", "8.6"]);
+        let e = err(&OK.replace(
+            "    stack: cpu\n",
+            "    stack: cpu\n    cuda_arch:\n      - sm_90\n      - sm_9x\n",
+        ));
+        assert!(e.starts_with("rocmenv.yaml:14:"), "{e}");
+        assert!(
+            e.contains("stack cpu: cuda_arch: `sm_9x` is not a compute capability"),
+            "{e}"
+        );
+        let e = err(&OK.replace("gfx: [gfx942]", "gfx: [gfx942, gfx9000]"));
+        assert!(e.starts_with("rocmenv.yaml:8:"), "{e}");
+        assert!(e.contains("stack mi300: gfx:"), "{e}");
     }
 
     #[test]

@@ -7,5 +7,5 @@ mod load;
 mod schema;
 
 pub use example::{render as render_example, ExampleInput};
-pub use load::{compute_capability, Config, DEFAULT_FILE};
+pub use load::{Config, StackValues, DEFAULT_FILE};
 pub use schema::*;

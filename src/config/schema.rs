@@ -75,28 +75,6 @@ fn default_threshold() -> f64 {
     10.0
 }
 
-/// The container stack of a config entry.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum StackKind {
-    /// AMD's rocm/pytorch images.
-    Rocm,
-    /// NVIDIA's NGC PyTorch images.
-    Ngc,
-    /// Debian with python3-torch.
-    Cpu,
-}
-
-impl From<StackKind> for crate::dockerfile::Stack {
-    fn from(s: StackKind) -> Self {
-        match s {
-            StackKind::Rocm => crate::dockerfile::Stack::Rocm,
-            StackKind::Ngc => crate::dockerfile::Stack::Ngc,
-            StackKind::Cpu => crate::dockerfile::Stack::Cpu,
-        }
-    }
-}
-
 /// One image to validate: the same choices `rocmenv build --stack` takes as flags.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -104,7 +82,7 @@ pub struct StackConfig {
     /// A name for reports and `--stack` (letters, digits, `.`, `_`, `-`).
     pub name: String,
     /// Which stack.
-    pub stack: StackKind,
+    pub stack: Stack,
     /// rocm: the ROCm release (`6.2`).
     #[serde(default)]
     pub rocm: Option<String>,
@@ -143,6 +121,7 @@ pub struct StackConfig {
     pub target: Option<String>,
 }
 
+pub use crate::dockerfile::Stack;
 pub use crate::suites::{Level, Mode, Precision};
 
 /// One benchmark, as `rocmenv bench` runs it.

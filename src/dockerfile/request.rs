@@ -3,16 +3,33 @@
 use crate::gfx::GfxTarget;
 use crate::version::DriverVersion;
 use crate::version::Version;
+use serde::{Deserialize, Serialize};
 use std::fmt;
 
-/// The container stack a Dockerfile is generated for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+/// The container stack: the one type of `--stack`, a config entry's `stack:` and the Dockerfile templates.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Serialize,
+    Deserialize,
+    clap::ValueEnum,
+)]
+#[serde(rename_all = "lowercase")]
 pub enum Stack {
     /// AMD's `rocm/pytorch` images.
+    #[value(help = "AMD's rocm/pytorch images")]
     Rocm,
     /// NVIDIA's NGC `nvcr.io/nvidia/pytorch` images.
+    #[value(help = "NVIDIA's nvcr.io/nvidia/pytorch images")]
     Ngc,
     /// Debian with Debian's own `python3-torch`: no GPU, no registry.
+    #[value(help = "Debian with python3-torch: no GPU, no registry needed")]
     Cpu,
 }
 
@@ -25,6 +42,11 @@ impl Stack {
             Stack::Cpu => "cpu",
         }
     }
+}
+
+impl Stack {
+    /// Every stack, in the order `--stack` lists them.
+    pub const ALL: [Stack; 3] = [Stack::Rocm, Stack::Ngc, Stack::Cpu];
 }
 
 impl fmt::Display for Stack {
@@ -91,6 +113,23 @@ impl DockerfileRequest {
             env: Vec::new(),
             source: None,
             amdgpu_driver: None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_match_serde_and_clap() {
+        for s in Stack::ALL {
+            assert_eq!(
+                serde_json::to_string(&s).unwrap(),
+                format!("\"{}\"", s.name())
+            );
+            let clap = clap::ValueEnum::to_possible_value(&s).unwrap();
+            assert_eq!(clap.get_name(), s.name());
         }
     }
 }

@@ -5,6 +5,7 @@ use super::yaml_lines::{
     contains_token, error_line, item_line, key_values, line_of, record_line, strip_location,
 };
 use super::Matrices;
+use crate::cc::ComputeCapability;
 use crate::gfx::GfxTarget;
 use include_dir::{include_dir, Dir};
 use serde::de::DeserializeOwned;
@@ -517,7 +518,7 @@ fn validate_cuda(f: &CudaFile, src: &(String, String)) -> Result<(), MatrixError
             ));
         }
         for cc in &r.compute_capabilities {
-            if parse_cc(cc).is_none() {
+            if cc.parse::<ComputeCapability>().is_err() {
                 return Err(fail(
                     src,
                     "version",
@@ -557,12 +558,6 @@ fn validate_cuda(f: &CudaFile, src: &(String, String)) -> Result<(), MatrixError
         )?;
     }
     Ok(())
-}
-
-/// Parses a compute capability `8.6` into (8, 6).
-pub(crate) fn parse_cc(cc: &str) -> Option<(u32, u32)> {
-    let (a, b) = cc.split_once('.')?;
-    Some((a.parse().ok()?, b.parse().ok()?))
 }
 
 fn validate_ngc(f: &NgcFile, src: &(String, String)) -> Result<(), MatrixError> {
@@ -702,7 +697,12 @@ fn check_gpu_identity(
                 format!("AMD GPU `{}` needs a gfx target", g.name),
             ))
         }
-        Vendor::Nvidia if g.compute_capability.as_deref().and_then(parse_cc).is_none() => {
+        Vendor::Nvidia
+            if g.compute_capability
+                .as_deref()
+                .and_then(|c| c.parse::<ComputeCapability>().ok())
+                .is_none() =>
+        {
             return Err(fail(
                 src,
                 "name",

@@ -7,13 +7,13 @@ use crate::config::{self, Config};
 use crate::error::Error;
 use std::path::{Path, PathBuf};
 
-pub use crate::config::{ExampleInput, StackKind};
+pub use crate::config::{ExampleInput, Stack};
 
 /// What to write and where.
 #[derive(Debug, Clone)]
 pub struct InitPlan {
     /// The stack to write; `None`: the one the host's GPUs call for.
-    pub stack: Option<StackKind>,
+    pub stack: Option<Stack>,
     /// Where the file goes; `None`: nowhere (the caller prints the text).
     pub output: Option<PathBuf>,
     /// The name the config is checked under (the output's, or `-`).
@@ -42,7 +42,7 @@ pub fn init(ctx: &Ctx, plan: &InitPlan) -> Result<Example, Error> {
 }
 
 /// What the example is filled in with: the stack the GPUs call for (or `--stack`), doctor's default target.
-pub fn example_for_host(stack: Option<StackKind>, ctx: &Ctx) -> Result<ExampleInput, Error> {
+pub fn example_for_host(stack: Option<Stack>, ctx: &Ctx) -> Result<ExampleInput, Error> {
     let facts = ctx.facts()?;
     // The GPUs the host plan leaves visible: an iGPU that env hides is not a target to build for.
     let plan = super::plan::resolve(ctx, &super::plan::PlanRequest::default())?;
@@ -57,8 +57,8 @@ pub fn example_for_host(stack: Option<StackKind>, ctx: &Ctx) -> Result<ExampleIn
     let ccs: Vec<String> = facts
         .nvidia_gpus()
         .filter_map(|g| g.compute_capability.as_deref())
-        .filter_map(|cc| config::compute_capability(cc).ok())
-        .map(|cc| format!("sm_{}", cc.replace('.', "")))
+        .filter_map(|cc| crate::cc::ComputeCapability::parse_cuda_arch(cc).ok())
+        .map(crate::cc::ComputeCapability::sm)
         .collect::<std::collections::BTreeSet<_>>()
         .into_iter()
         .collect();
@@ -66,14 +66,14 @@ pub fn example_for_host(stack: Option<StackKind>, ctx: &Ctx) -> Result<ExampleIn
     let has_nvidia = facts.nvidia_gpus().next().is_some();
     let stack = match stack {
         Some(s) => s,
-        None if has_amd => StackKind::Rocm,
-        None if has_nvidia => StackKind::Ngc,
-        None => StackKind::Cpu,
+        None if has_amd => Stack::Rocm,
+        None if has_nvidia => Stack::Ngc,
+        None => Stack::Cpu,
     };
     // The rule doctor uses when it is given no --target.
     let target = &plan.target;
     let (spec, why) = match (stack, &target.rocm, &target.cuda) {
-        (StackKind::Ngc, _, Some(c)) | (StackKind::Cpu, None, Some(c)) => (
+        (Stack::Ngc, _, Some(c)) | (Stack::Cpu, None, Some(c)) => (
             Some(format!("cuda-{}", c.cuda.version.short())),
             c.why.clone(),
         ),

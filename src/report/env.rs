@@ -3,20 +3,26 @@
 use crate::envplan::EnvPlan;
 use std::io::Write;
 
-/// An output format of `rocmenv env`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// An output format of `rocmenv env` (also clap's value enum for `--format`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum EnvFormat {
     /// `export K='v'` lines for bash, zsh and sh (`eval "$(rocmenv env)"`).
+    #[value(help = "export lines for bash, zsh and sh (use with eval)")]
     Sh,
     /// `set -gx K 'v'` lines for fish.
+    #[value(help = "set -gx lines for fish")]
     Fish,
     /// `K=v` lines for `.env` files and `docker run --env-file`.
+    #[value(help = "NAME=value lines for .env files and docker run --env-file")]
     Dotenv,
     /// `-e 'K=v'` arguments for `docker run` (use with eval).
+    #[value(help = "-e arguments for docker run (use with eval)")]
     Docker,
     /// One JSON object: name → value.
+    #[value(help = "one JSON object, name to value")]
     Json,
     /// `K=v` lines for `$GITHUB_ENV`.
+    #[value(help = "NAME=value lines for GITHUB_ENV")]
     Github,
 }
 

@@ -31,20 +31,26 @@ impl Check {
     }
 }
 
-/// The container runtime the site has.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// The container runtime the site has (also clap's value enum for `--runtime`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Runtime {
     /// `apptainer exec --rocm|--nv IMAGE` (a SIF file or a `docker://` reference).
+    #[value(help = "`apptainer exec --rocm|--nv` (a SIF file or docker:// reference)")]
     Apptainer,
     /// The same, as `singularity`.
+    #[value(help = "As apptainer, with `singularity`")]
     Singularity,
     /// rocmenv on the node drives Podman's Docker-compatible socket, mapping devices as `rocmenv run` does.
+    #[value(help = "rocmenv on the node drives Podman's Docker-compatible socket")]
     Podman,
     /// rocmenv on the node drives Docker, mapping devices as `rocmenv run` does.
+    #[value(help = "rocmenv on the node drives Docker")]
     Docker,
     /// enroot through the pyxis plugin: `srun --container-image`.
+    #[value(help = "enroot through pyxis: `srun --container-image`")]
     Enroot,
     /// rocmenv on the node itself (`smoke --host`).
+    #[value(help = "rocmenv on the node itself (`smoke --host`)")]
     None,
 }
 
@@ -351,4 +357,18 @@ fn path(flag: &str, value: &str, what: &str) -> Result<String, Error> {
         ));
     }
     Ok(value.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Runtime;
+
+    #[test]
+    fn runtime_names_match_clap() {
+        use Runtime::*;
+        for r in [Apptainer, Singularity, Podman, Docker, Enroot, None] {
+            let clap = clap::ValueEnum::to_possible_value(&r).unwrap();
+            assert_eq!(clap.get_name(), r.name());
+        }
+    }
 }

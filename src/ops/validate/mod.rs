@@ -12,11 +12,11 @@ pub use reports::{write_reports, Reports};
 use super::dockerfile::StackPlan;
 use super::{Ctx, Event, Sink};
 use crate::checks::Status;
-use crate::config::{Config, StackConfig};
+use crate::config::{Config, StackConfig, StackValues};
 use crate::dockerfile::Rendered;
 use crate::error::Error;
 use crate::report::validate::{Case, StackReport, ValidateReport};
-use crate::target::TargetSpec;
+use crate::target::{Target, TargetSpec};
 use std::path::{Path, PathBuf};
 
 /// What `rocmenv validate` runs, validated without reading anything.
@@ -34,16 +34,20 @@ pub struct ValidatePlan {
     pub reports: Reports,
 }
 
-/// One stack, planned: its config, the rendered Dockerfile and the hosts it targets.
+/// One stack, planned: its config and typed values, the rendered Dockerfile and the hosts it targets.
 struct Planned<'c> {
     cfg: &'c StackConfig,
+    /// Its gfx and cuda_arch lists, as the config parsed them.
+    values: &'c StackValues,
     rendered: Rendered,
     target: Option<TargetSpec>,
+    /// `target` resolved against the matrices and the host, once.
+    resolved: Option<Target<'c>>,
 }
 
 impl Planned<'_> {
     fn stack_name(&self) -> &'static str {
-        crate::dockerfile::Stack::from(self.cfg.stack).name()
+        self.cfg.stack.name()
     }
 }
 
@@ -90,7 +94,7 @@ pub fn validate(ctx: &Ctx, p: &ValidatePlan, on: Sink) -> Result<ValidateReport,
 
 /// Checks stack `s`'s target against the host and renders its Dockerfile; a wrong value names its config line.
 fn plan_stack<'c>(
-    ctx: &Ctx,
+    ctx: &'c Ctx,
     cfg: &'c Config,
     s: &'c StackConfig,
     base: Option<&str>,
@@ -99,16 +103,19 @@ fn plan_stack<'c>(
     let target = cfg.target(s).cloned();
     // The text as written, for placing an error at its line.
     let spec = s.target.as_ref().or(cfg.file.host.target.as_ref());
-    if let (Some(t), Some(spec)) = (&target, spec) {
-        crate::target::resolve(Some(t), ctx.matrices()?, ctx.facts()?).map_err(|e| {
-            let key = if s.target.is_some() {
-                "target"
-            } else {
-                "host.target"
-            };
-            cfg.value_error(s.target.as_ref().map(|_| s.name.as_str()), key, spec, e)
-        })?;
-    }
+    let resolved = match (&target, spec) {
+        (Some(t), Some(spec)) => Some(
+            crate::target::resolve(Some(t), ctx.matrices()?, ctx.facts()?).map_err(|e| {
+                let key = if s.target.is_some() {
+                    "target"
+                } else {
+                    "host.target"
+                };
+                cfg.value_error(s.target.as_ref().map(|_| s.name.as_str()), key, spec, e)
+            })?,
+        ),
+        _ => None,
+    };
     let plan = StackPlan {
         request: Config::request(s, base),
         gfx: s.gfx.clone(),
@@ -130,8 +137,10 @@ fn plan_stack<'c>(
     })?;
     Ok(Planned {
         cfg: s,
+        values: cfg.values(s),
         rendered,
         target,
+        resolved,
     })
 }
 

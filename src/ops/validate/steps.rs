@@ -3,7 +3,6 @@
 use super::{Planned, Run};
 use crate::checks::image::{self, ImageFacts, ImageTarget};
 use crate::checks::{Finding, Status};
-use crate::config;
 use crate::dockerfile::Rendered;
 use crate::engine::{self, RunSpec};
 use crate::error::Error;
@@ -11,7 +10,6 @@ use crate::ops::build::{BuildPlan, BuildSource};
 use crate::ops::doctor::DoctorPlan;
 use crate::ops::Sink;
 use crate::report::validate::{Case, Step};
-use crate::target::Target;
 use crate::vendor::Vendor;
 use std::io::Write;
 use std::time::{Duration, Instant};
@@ -54,7 +52,7 @@ impl Run<'_> {
     /// The build's case, and the image's tag when it built. Its progress goes to `on`.
     pub(super) fn build(&self, p: &Planned, on: Sink) -> Result<(Case, Option<String>), Error> {
         let started = Instant::now();
-        let source = BuildSource::rendered(p.cfg.stack.into(), &p.rendered);
+        let source = BuildSource::rendered(p.cfg.stack, &p.rendered);
         match crate::ops::build::build(self.ctx, &source, &BuildPlan::default(), on) {
             Ok(o) => {
                 let verb = if o.cached { "cached" } else { "built" };
@@ -111,27 +109,14 @@ impl Run<'_> {
         };
         let env = engine.image_env(tag)?;
         let found = ImageFacts::parse(&String::from_utf8_lossy(&output), env);
-        let resolved: Option<Target> = p
-            .target
-            .as_ref()
-            .and_then(|t| crate::target::resolve(Some(t), m, facts).ok());
+        let resolved = p.resolved.as_ref();
         let s = p.cfg;
         let t = ImageTarget {
-            stack: s.stack.into(),
-            gfx: s.gfx.iter().filter_map(|g| g.parse().ok()).collect(),
-            cuda_arch: s
-                .cuda_arch
-                .iter()
-                .filter_map(|c| config::compute_capability(c).ok())
-                .collect(),
-            host_rocm: resolved
-                .as_ref()
-                .and_then(|t| t.rocm.as_ref())
-                .map(|r| r.release),
-            host_cuda: resolved
-                .as_ref()
-                .and_then(|t| t.cuda.as_ref())
-                .map(|c| c.cuda),
+            stack: s.stack,
+            gfx: p.values.gfx.clone(),
+            cuda_arch: p.values.cuda_arch.clone(),
+            host_rocm: resolved.and_then(|t| t.rocm.as_ref()).map(|r| r.release),
+            host_cuda: resolved.and_then(|t| t.cuda.as_ref()).map(|c| c.cuda),
             nvidia_driver: self.nvidia_driver.clone(),
             stack_rocm: s.rocm.as_deref().and_then(|r| m.rocm_release(r)),
         };

@@ -20,7 +20,7 @@ const NO_GPU_BENCH: &str = "no GPU on this runner: benchmarks run on a GPU runne
 
 /// A cpu stack that names no GPU target: its suites run on the CPU.
 fn cpu_only(s: &StackConfig) -> bool {
-    s.stack == config::StackKind::Cpu && s.gfx.is_empty() && s.cuda_arch.is_empty()
+    s.stack == config::Stack::Cpu && s.gfx.is_empty() && s.cuda_arch.is_empty()
 }
 
 /// Where a suite runs: in the stack's image, with the host's GPUs, except a cpu stack that names no GPU, which runs
