@@ -227,8 +227,9 @@ fn installed_rocm<'m>(m: &'m Matrices, facts: &HostFacts) -> Option<RocmTarget<'
     })
 }
 
-/// The loaded amdgpu-dkms module's version as reported, and the driver release it came with.
-fn loaded_dkms_driver(m: &Matrices, facts: &HostFacts) -> Option<(String, Version)> {
+/// The loaded amdgpu-dkms module's version as reported, and the driver release it came with (the in-tree driver has
+/// none): what picks a release for a host without ROCm, and what `dockerfile` holds a host's release to.
+pub fn loaded_dkms_driver(m: &Matrices, facts: &HostFacts) -> Option<(String, Version)> {
     facts
         .amdgpu_driver
         .as_ref()

@@ -125,14 +125,5 @@ fn host_amdgpu(
     ctx: &Ctx,
     m: &Matrices,
 ) -> Result<Option<(String, crate::version::Version)>, Error> {
-    let facts = ctx.facts()?;
-    Ok(facts
-        .amdgpu_driver
-        .as_ref()
-        .filter(|d| d.loaded)
-        .and_then(|d| d.version.as_ref())
-        .and_then(|raw| {
-            let (driver, _) = m.driver_release_of_dkms(raw.value()?)?;
-            Some((raw.to_string(), driver))
-        }))
+    Ok(crate::target::loaded_dkms_driver(m, ctx.facts()?))
 }
