@@ -177,3 +177,35 @@ fn without_faults_the_quick_level_passes() {
         assert_ne!(t["status"], "fail", "{t}");
     }
 }
+
+/// Issue 36: a run that ends without its result document (an interpreter that is not Python) printed only
+/// "0 pass, 1 fail"; the reason was in --json alone, whose device kind was "". The failure is a row with its reason,
+/// and the kind is the vendor's.
+#[test]
+fn a_run_without_a_result_says_why_in_the_terminal() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
+    let o = Command::new(env!("CARGO_BIN_EXE_rocmenv"))
+        .args([
+            "smoke",
+            "--host",
+            "--vendor",
+            "cpu",
+            "--python",
+            "/bin/true",
+            "--json",
+        ])
+        .arg(&json)
+        .env("LC_ALL", "C.UTF-8")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    let text = both(&o);
+    assert!(text.contains("✗ run"), "{text}");
+    assert!(
+        text.contains("the suite wrote no result document (exit code 0)"),
+        "{text}"
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert_eq!(doc["device"]["kind"], "cpu", "{doc}");
+}

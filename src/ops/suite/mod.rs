@@ -73,6 +73,8 @@ pub struct Finished {
     pub result: SuiteResult,
     /// The signal that stopped it, if one did.
     pub signal: Option<StopSignal>,
+    /// True when the suite's own document described the devices (a run that did not finish never did).
+    pub described: bool,
 }
 
 /// What a run is aimed at: the vendor and the host's GPUs of that vendor, as doctor numbers them.
@@ -335,7 +337,25 @@ pub(crate) fn run(
     if let Some(p) = &at.placement {
         p.place(&mut result);
     }
-    Ok(Finished { result, signal })
+    let described = !result.device.kind.is_empty();
+    if !described {
+        // A run that ended without its document still ran on this vendor's devices: never an empty kind.
+        result.device.kind = match t.vendor {
+            Vendor::Amd => "rocm",
+            Vendor::Nvidia => "cuda",
+            Vendor::Cpu => "cpu",
+        }
+        .into();
+        // The failure rocmenv wrote for it was never streamed: show it, with its reason, like every test.
+        if let Some(last) = result.tests.last() {
+            (progress.on)(Event::Test(last));
+        }
+    }
+    Ok(Finished {
+        result,
+        signal,
+        described,
+    })
 }
 
 /// What a run left: the result file's bytes (if any), the suite's own output, how its process ended.

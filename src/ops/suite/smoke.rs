@@ -54,7 +54,7 @@ pub fn smoke(ctx: &Ctx, p: &SmokePlan, on: Sink) -> Result<SmokeOutcome, Error> 
     if let Some(n) = p.expect_gpus {
         let seen = finished.result.device.count as usize;
         // With --gpu the run sees only what it was given; a failed run never described its devices.
-        let described = !finished.result.device.kind.is_empty();
+        let described = finished.described;
         if target.vendor != Vendor::Cpu && p.suite.gpu.is_empty() && described && seen < n {
             let why = format!(
                 "torch sees {seen} device{} in the run; --expect-gpus {n}",
