@@ -501,3 +501,66 @@ fn a_base_of_another_release_is_refused_and_a_listed_base_is_used_as_it_is() {
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8(o.stderr).unwrap().contains("--ngc 24.10"));
 }
+
+/// Issue 33: `init` wrote the iGPU's gfx target, which env hides. On every AMD tree, init's `gfx:` is the own targets
+/// of the GPUs the plan (that env prints and run maps) leaves visible, and its target is the plan's release.
+#[test]
+fn init_writes_what_the_plan_leaves_visible() {
+    use rocmenv::ops::plan::{resolve, PlanRequest};
+    use rocmenv::ops::{Ctx, HostSpec};
+    let mut checked = 0;
+    for tree in trees_with_amd() {
+        let ctx = Ctx::new(
+            None,
+            HostSpec {
+                sysroot: Some(tree.clone()),
+                ..HostSpec::default()
+            },
+        );
+        let plan = resolve(&ctx, &PlanRequest::default()).unwrap();
+        let mut want: Vec<String> = plan
+            .devices()
+            .iter()
+            .filter(|d| d.vendor == rocmenv::vendor::Vendor::Amd && d.hidden.is_none())
+            .filter_map(|d| d.arch.clone())
+            .collect();
+        want.sort();
+        want.dedup();
+        let o = rocmenv(
+            &["init", "--sysroot", tree.to_str().unwrap(), "-o", "-"],
+            &[],
+        );
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let text = String::from_utf8(o.stdout).unwrap();
+        let Some(line) = text.lines().find(|l| l.trim_start().starts_with("gfx: [")) else {
+            continue; // no AMD stack written (no gfx known)
+        };
+        let list = line.split('[').nth(1).unwrap().split(']').next().unwrap();
+        let got: Vec<String> = list
+            .split(',')
+            .map(|s| s.trim().to_string())
+            .filter(|s| !s.is_empty())
+            .collect();
+        assert_eq!(got, want, "{}", tree.display());
+        let release = plan
+            .target
+            .rocm
+            .as_ref()
+            .unwrap()
+            .release
+            .version
+            .to_string();
+        assert!(
+            text.contains(&format!("target: rocm-{release}")),
+            "{}: {text}",
+            tree.display()
+        );
+        checked += 1;
+    }
+    assert!(checked >= 8, "only {checked} trees had an AMD stack");
+}
