@@ -443,20 +443,7 @@ fn gc_keeps_a_live_runs_container_and_removes_one_whose_owner_is_gone() {
         .stderr(Stdio::piped())
         .spawn()
         .expect("spawns");
-    let live = |e: &rocmenv::engine::Engine| {
-        e.managed_containers()
-            .unwrap()
-            .into_iter()
-            .find(|c| c.owner.as_ref().is_some_and(|o| o.pid == child.id()))
-    };
-    let deadline = Instant::now() + Duration::from_secs(30);
-    let name = loop {
-        match live(&d.engine) {
-            Some(c) if c.state == "running" => break c.name,
-            _ => assert!(Instant::now() < deadline, "the run's container never ran"),
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    };
+    let name = running_container_of(&d.engine, child.id());
     let o = rocmenv(&["gc"]);
     let out = String::from_utf8_lossy(&o.stdout);
     assert_eq!(o.status.code(), Some(0), "{out}");
@@ -472,7 +459,7 @@ fn gc_keeps_a_live_runs_container_and_removes_one_whose_owner_is_gone() {
         "{out}"
     );
     assert!(
-        live(&d.engine).is_some(),
+        container_of(&d.engine, child.id()).is_some(),
         "gc removed the live run's container"
     );
     let o = child.wait_with_output().expect("waits");
@@ -554,20 +541,7 @@ fn gc_all_keeps_a_live_run_unless_forced() {
         .stderr(Stdio::piped())
         .spawn()
         .expect("spawns");
-    let live = |e: &rocmenv::engine::Engine| {
-        e.managed_containers()
-            .unwrap()
-            .into_iter()
-            .find(|c| c.owner.as_ref().is_some_and(|o| o.pid == child.id()))
-    };
-    let deadline = Instant::now() + Duration::from_secs(30);
-    let name = loop {
-        match live(&d.engine) {
-            Some(c) if c.state == "running" => break c.name,
-            _ => assert!(Instant::now() < deadline, "the run's container never ran"),
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    };
+    let name = running_container_of(&d.engine, child.id());
     let o = rocmenv(&["gc", "--all"]);
     let out = String::from_utf8_lossy(&o.stdout).into_owned();
     assert_eq!(o.status.code(), Some(0), "{out}");
@@ -578,7 +552,10 @@ fn gc_all_keeps_a_live_run_unless_forced() {
         )),
         "{out}"
     );
-    assert!(live(&d.engine).is_some(), "gc --all removed a live run");
+    assert!(
+        container_of(&d.engine, child.id()).is_some(),
+        "gc --all removed a live run"
+    );
     let o = rocmenv(&["gc", "--all", "--force", "--dry-run", "--json"]);
     assert_eq!(o.status.code(), Some(0));
     let doc: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON");
@@ -591,7 +568,10 @@ fn gc_all_keeps_a_live_run_unless_forced() {
                 .any(|c| c["name"] == name.as_str()),
         "{doc}"
     );
-    assert!(live(&d.engine).is_some(), "a dry run removed a live run");
+    assert!(
+        container_of(&d.engine, child.id()).is_some(),
+        "a dry run removed a live run"
+    );
     let o = rocmenv(&["gc", "--all", "--force"]);
     let out = String::from_utf8_lossy(&o.stdout).into_owned();
     assert_eq!(o.status.code(), Some(0), "{out}");
@@ -1128,4 +1108,24 @@ fn the_images_rocm_comes_from_its_environment_or_its_version_file() {
         Some(rocmenv::target::TargetSpec::Rocm("6.2.1".into()))
     );
     assert_no_leftovers(e);
+}
+
+/// The managed container the `rocmenv run` with process id `pid` made, if it is there.
+fn container_of(e: &rocmenv::engine::Engine, pid: u32) -> Option<rocmenv::engine::Leftover> {
+    e.managed_containers()
+        .unwrap()
+        .into_iter()
+        .find(|c| c.owner.as_ref().is_some_and(|o| o.pid == pid))
+}
+
+/// The name of the running container the `rocmenv run` with process id `pid` made, waiting up to 30 s for it.
+fn running_container_of(e: &rocmenv::engine::Engine, pid: u32) -> String {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        match container_of(e, pid) {
+            Some(c) if c.state == "running" => return c.name,
+            _ => assert!(Instant::now() < deadline, "the run's container never ran"),
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
 }
