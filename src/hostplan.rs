@@ -48,25 +48,23 @@ impl<'m> HostPlan<'m> {
         target: Target<'m>,
         device: Option<usize>,
     ) -> Result<HostPlan<'m>, Error> {
-        let all = envplan::inputs_from_host(facts);
-        let wanted = |g: &&GpuInput| match g.vendor {
+        // Each vendor's GPUs are judged only when the target has that vendor's stack.
+        let judged = |v: Vendor| match v {
             Vendor::Amd => target.rocm.is_some(),
             _ => target.cuda.is_some(),
         };
-        let inputs: Vec<GpuInput> = all.iter().filter(wanted).cloned().collect();
+        let inputs: Vec<GpuInput> = envplan::inputs_from_host(facts)
+            .into_iter()
+            .filter(|g| judged(g.vendor))
+            .collect();
         let mut env = envplan::plan(m, &inputs, target.rocm.as_ref().map(|r| r.release), device)?;
         // A GPU of the vendor the target is not for is listed, not judged.
-        for g in all.iter().filter(|g| !wanted(g)) {
-            let index = all
-                .iter()
-                .filter(|x| x.vendor == g.vendor)
-                .position(|x| x.pci_address == g.pci_address)
-                .unwrap_or(0);
+        for g in facts.gpus.iter().filter(|g| !judged(g.vendor)) {
             env.devices.push(DevicePlan {
                 vendor: g.vendor,
-                index,
-                label: g.label.clone(),
-                pci_address: g.pci_address.clone(),
+                index: g.index,
+                label: g.label(),
+                pci_address: Some(g.pci_address.clone()),
                 arch: g
                     .gfx
                     .map(|t| t.to_string())
