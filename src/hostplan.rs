@@ -22,23 +22,6 @@ pub struct HostPlan<'m> {
     pub mismatch: Option<String>,
 }
 
-/// The plan as `--format json` and reports show it.
-#[derive(Debug, Serialize)]
-pub struct PlanView<'a> {
-    /// The ROCm release, when the target has one.
-    pub rocm: Option<String>,
-    /// The CUDA release, when the target has one.
-    pub cuda: Option<String>,
-    /// How the target was chosen.
-    pub why: String,
-    /// Each GPU.
-    pub devices: &'a [DevicePlan],
-    /// The variables, in order.
-    pub vars: &'a [envplan::EnvVar],
-    /// The wrong-vendor failure, if any.
-    pub mismatch: Option<&'a str>,
-}
-
 impl<'m> HostPlan<'m> {
     /// Resolves the plan for the host's GPUs against `target`; `device` keeps one GPU (by its number within its
     /// vendor), checked here once for every command.
@@ -117,51 +100,21 @@ impl<'m> HostPlan<'m> {
             })
             .collect()
     }
-
-    /// The plan as JSON shows it.
-    pub fn view(&self) -> PlanView<'_> {
-        PlanView {
-            rocm: self
-                .target
-                .rocm
-                .as_ref()
-                .map(|r| r.release.version.to_string()),
-            cuda: self
-                .target
-                .cuda
-                .as_ref()
-                .map(|c| c.cuda.version.to_string()),
-            why: self.target.why(),
-            devices: &self.env.devices,
-            vars: &self.env.vars,
-            mismatch: self.mismatch.as_deref(),
-        }
-    }
 }
 
-/// `8× NVIDIA H100 SXM5 80GB`: the host's GPUs, counted by name.
+/// `8× NVIDIA H100 SXM5 80GB`: the host's GPUs, counted by name, each with its vendor.
 pub fn gpus_in_words(facts: &HostFacts) -> String {
-    let mut counted: Vec<(String, usize)> = Vec::new();
-    for g in &facts.gpus {
+    crate::text::counted(facts.gpus.iter().map(|g| {
         let name = g
             .name
             .clone()
             .unwrap_or_else(|| format!("{} {}", g.vendor.label(), g.device_id));
-        let name = if name.starts_with(g.vendor.label()) {
+        if name.starts_with(g.vendor.label()) {
             name
         } else {
             format!("{} {name}", g.vendor.label())
-        };
-        match counted.iter_mut().find(|(n, _)| *n == name) {
-            Some((_, c)) => *c += 1,
-            None => counted.push((name, 1)),
         }
-    }
-    counted
-        .into_iter()
-        .map(|(n, c)| if c == 1 { n } else { format!("{c}× {n}") })
-        .collect::<Vec<_>>()
-        .join(", ")
+    }))
 }
 
 /// The target names one vendor's stack and the host has GPUs, none of them that vendor's.

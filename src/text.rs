@@ -13,3 +13,19 @@ pub fn one_line(msg: &str) -> String {
     }
     out
 }
+
+/// `8× NVIDIA H100 SXM5 80GB, AMD Radeon 780M`: equal names counted once each, in first-seen order.
+pub fn counted(names: impl IntoIterator<Item = String>) -> String {
+    let mut counted: Vec<(String, usize)> = Vec::new();
+    for n in names {
+        match counted.iter_mut().find(|(m, _)| *m == n) {
+            Some((_, c)) => *c += 1,
+            None => counted.push((n, 1)),
+        }
+    }
+    counted
+        .into_iter()
+        .map(|(n, c)| if c > 1 { format!("{c}× {n}") } else { n })
+        .collect::<Vec<_>>()
+        .join(", ")
+}

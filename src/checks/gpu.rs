@@ -55,32 +55,11 @@ fn present(cx: &Context) -> Finding {
     const ID: &str = "gpu.present";
     let gpus = &cx.facts.gpus;
     if !gpus.is_empty() {
-        let names: Vec<String> = gpus
-            .iter()
-            .map(|g| {
-                g.name
-                    .clone()
-                    .unwrap_or_else(|| format!("unknown GPU {}", g.device_id))
-            })
-            .collect();
-        let mut counted: Vec<(String, usize)> = Vec::new();
-        for n in names {
-            match counted.iter_mut().find(|(m, _)| *m == n) {
-                Some((_, c)) => *c += 1,
-                None => counted.push((n, 1)),
-            }
-        }
-        let text = counted
-            .iter()
-            .map(|(n, c)| {
-                if *c > 1 {
-                    format!("{c}× {n}")
-                } else {
-                    n.clone()
-                }
-            })
-            .collect::<Vec<_>>()
-            .join(", ");
+        let text = crate::text::counted(gpus.iter().map(|g| {
+            g.name
+                .clone()
+                .unwrap_or_else(|| format!("unknown GPU {}", g.device_id))
+        }));
         return Finding::new(
             ID,
             AREA,
