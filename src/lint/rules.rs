@@ -230,9 +230,11 @@ fn against_gpus(inp: &Inputs, scope: &Scope, target: &ScopeTarget) -> Vec<LintFi
             } else {
                 ("lint.visible-devices", Status::Warn)
             };
+            // The plan's own words name the release when it matters; say it once.
             let on = plan
                 .rocm
                 .as_deref()
+                .filter(|r| !u.problem.contains(&format!("ROCm {r}")))
                 .map(|r| format!(" (ROCm {r})"))
                 .unwrap_or_default();
             let mut f = finding(id, status, line, format!("{}{on}", u.problem));
