@@ -5,7 +5,9 @@ use super::plan::image_release;
 use super::Ctx;
 use crate::envplan::{self, GpuInput};
 use crate::error::Error;
-use crate::lint::{self, FileSummary, Inputs, LintFinding, LintReport, ScopeTarget, Variables};
+use crate::lint::{
+    self, FileKind, FileSummary, Inputs, LintFile, LintFinding, LintReport, ScopeTarget, Variables,
+};
 use crate::matrix::{Matrices, RocmRelease};
 use crate::target::TargetSpec;
 use std::path::PathBuf;
@@ -26,28 +28,48 @@ const MAX_BYTES: u64 = 4 << 20;
 
 /// Reads and judges every file; a file that cannot be read, or is not what its name says, is an error (exit 2).
 pub fn lint(ctx: &Ctx, req: &LintRequest) -> Result<LintReport, Error> {
+    let files = read_files(&req.paths)?;
+    judge_files(ctx, &files, &req.gfx, req.rocm)
+}
+
+/// Reads every file (nothing judged yet), so a caller can refuse a bad file before it does anything else.
+pub fn read_files(paths: &[PathBuf]) -> Result<Vec<LintFile>, Error> {
+    paths.iter().map(read_file).collect()
+}
+
+/// A text rocmenv made itself (a rendered Dockerfile), read as `kind`.
+pub fn read_text(name: &str, kind: FileKind, text: &str) -> Result<LintFile, Error> {
+    lint::read(name, kind, text).map_err(|p| Error::Invalid {
+        fields: vec![name.to_string()],
+        value: None,
+        message: format!("read as a {}: {}", kind.word(), p.message),
+    })
+}
+
+/// Judges `files` against the GPUs (`gfx`, else the context's host) and, where a scope's image names none, `rocm`.
+pub fn judge_files(
+    ctx: &Ctx,
+    files: &[LintFile],
+    gfx: &[String],
+    rocm: Option<&RocmRelease>,
+) -> Result<LintReport, Error> {
     let m = ctx.matrices()?;
     let variables = Variables::embedded().map_err(|message| Error::Invalid {
         fields: vec!["variables".into()],
         value: None,
         message,
     })?;
-    let files = req
-        .paths
-        .iter()
-        .map(read_file)
-        .collect::<Result<Vec<_>, _>>()?;
-    let (gpus, gpus_said) = gpus(ctx, m, &req.gfx)?;
+    let (gpus, gpus_said) = gpus(ctx, m, gfx)?;
     let inputs = Inputs {
         matrices: m,
         variables: &variables,
         gpus: gpus.as_deref().map_err(Clone::clone),
     };
     let mut findings: Vec<LintFinding> = Vec::new();
-    for f in &files {
+    for f in files {
         let mut of_file: Vec<LintFinding> = Vec::new();
         for scope in &f.scopes {
-            let target = scope_target(m, scope, req.rocm);
+            let target = scope_target(m, scope, rocm);
             of_file.extend(lint::judge(&inputs, scope, &target));
         }
         for x in &mut of_file {
@@ -76,7 +98,7 @@ pub fn lint(ctx: &Ctx, req: &LintRequest) -> Result<LintReport, Error> {
     })
 }
 
-fn read_file(path: &PathBuf) -> Result<lint::LintFile, Error> {
+fn read_file(path: &PathBuf) -> Result<LintFile, Error> {
     let shown = path.display().to_string();
     let bad = |line: Option<usize>, message: String| Error::Config {
         path: path.clone(),
