@@ -217,13 +217,13 @@ def byte_diff(got, want):
         count, want.numel(), first, int(got[first]), int(want[first]))
 
 
-def checked_copies(device, copy, pairs, warmup, iters, checked, label, fault=None):
+def checked_copies(device, copy, pairs, warmup, iters, checked, label, fault=None, on_checked=None):
     """Per-iteration seconds of max(warmup + iters, checked) copies, each checked whole.
 
     pairs is ((dst, src, want), ...) taken in turn: consecutive copies move different bytes, so a copy that writes
     nothing cannot pass on what the previous one left. copy(dst, src) is one copy; the timed ones are the `iters`
-    after the `warmup`. fault(dst) (a test hook) corrupts the last copy. Raises Failed naming the direction, how
-    many copies were wrong, and the first wrong byte of the first.
+    after the `warmup`. fault(dst) (a test hook) corrupts the last copy; on_checked(nbytes) hears of each copy
+    checked. Raises Failed naming the direction, how many copies were wrong, and the first wrong byte of the first.
     """
     total = max(int(warmup) + int(iters), int(checked))
     times, bad, first = [], 0, None
@@ -237,6 +237,8 @@ def checked_copies(device, copy, pairs, warmup, iters, checked, label, fault=Non
         if fault is not None and i == total - 1:
             fault(dst)
         diff = byte_diff(dst, want)
+        if on_checked is not None:
+            on_checked(want.numel())
         if diff:
             bad += 1
             first = first or "copy %d: %s" % (i + 1, diff)
@@ -250,12 +252,12 @@ def _one_byte(dst, at):
     dst[at:at + 1].add_(1)
 
 
-def copy_times(device, nbytes, warmup, iters, checked=0):
+def copy_times(device, nbytes, warmup, iters, checked=0, on_checked=None):
     """({direction: (per-iteration seconds, bytes moved per iteration)}, copies checked); h2d/d2h only on a GPU.
 
     Every copy is checked whole (checked_copies): the device copy and the host-to-device copy against their source
-    on the device, the device-to-host copy against the host buffer. Raises Failed naming the direction and the
-    first wrong byte.
+    on the device, the device-to-host copy against the host buffer; on_checked(nbytes) hears of each. Raises
+    Failed naming the direction and the first wrong byte.
     """
     gen = torch.Generator().manual_seed(0)
     src = torch.randint(0, 256, (min(nbytes, MIB),), dtype=torch.uint8, generator=gen).to(device.torch)
@@ -272,7 +274,7 @@ def copy_times(device, nbytes, warmup, iters, checked=0):
 
     fault = (lambda d: _one_byte(d, nbytes - 1)) if faults.on("copy-last-byte") else None
     times, n = checked_copies(device, copy, ((dst, src, src), (dst, other, other)), warmup, iters, checked,
-                              "device copy", fault)
+                              "device copy", fault, on_checked)
     out = {"device_copy": (times, 2 * nbytes)}
     count += n
     if device.is_gpu:
@@ -282,13 +284,13 @@ def copy_times(device, nbytes, warmup, iters, checked=0):
         host_other.copy_(other)
         fault = (lambda d: _one_byte(d, nbytes // 2)) if faults.on("h2d-byte") else None
         times, n = checked_copies(device, copy, ((dst, host, src), (dst, host_other, other)), warmup, iters,
-                                  checked, "host-to-device copy", fault)
+                                  checked, "host-to-device copy", fault, on_checked)
         out["h2d"] = (times, nbytes)
         count += n
         back = torch.zeros(nbytes, dtype=torch.uint8).pin_memory()
         fault = (lambda d: _one_byte(d, nbytes // 2)) if faults.on("d2h-byte") else None
         times, n = checked_copies(device, copy, ((back, src, host), (back, other, host_other)), warmup, iters,
-                                  checked, "device-to-host copy", fault)
+                                  checked, "device-to-host copy", fault, on_checked)
         out["d2h"] = (times, nbytes)
         count += n
     return out, count
@@ -296,9 +298,9 @@ def copy_times(device, nbytes, warmup, iters, checked=0):
 
 def test_bandwidth(ctx):
     nbytes = int(ctx.param("size_mb", 64)) * MIB
-    runs, copies = copy_times(ctx.device, nbytes, int(ctx.param("warmup", 1)), int(ctx.param("iters", 5)),
-                              int(ctx.param("checked", MIN_CHECKED.get(ctx.level, 8))))
-    ctx.count_checked(nbytes=copies * nbytes)
+    runs, _ = copy_times(ctx.device, nbytes, int(ctx.param("warmup", 1)), int(ctx.param("iters", 5)),
+                         int(ctx.param("checked", MIN_CHECKED.get(ctx.level, 8))),
+                         lambda b: ctx.count_checked(nbytes=b))
     for direction, (times, moved) in sorted(runs.items()):
         ctx.metric("bandwidth_%s_gbs" % direction, moved / stats.mean(times) / 1e9, "GB/s")
     if not ctx.device.is_gpu:
@@ -311,8 +313,8 @@ def test_bandwidth(ctx):
 def bench_bandwidth(ctx):
     nbytes = int(ctx.param("size_mb", 64)) * MIB
     ctx.device.reset_peak_memory()
-    runs, copies = copy_times(ctx.device, nbytes, int(ctx.param("warmup", 1)), int(ctx.param("iters", 5)))
-    ctx.count_checked(nbytes=copies * nbytes)
+    runs, _ = copy_times(ctx.device, nbytes, int(ctx.param("warmup", 1)), int(ctx.param("iters", 5)),
+                         on_checked=lambda b: ctx.count_checked(nbytes=b))
     times, moved = runs["device_copy"]
     bench_metrics(ctx, times, moved / 1e9, "GB/s", ctx.device)
     for direction in ("h2d", "d2h"):

@@ -301,7 +301,10 @@ pub(crate) fn run(
         Ended::Signal(s) => (
             failed(
                 "interrupted",
-                format!("{} stopped the suite; the tests above finished", s.name()),
+                format!(
+                    "the run was interrupted by {}; the tests above finished, the rest did not run",
+                    s.name()
+                ),
             ),
             Some(s),
         ),
