@@ -447,6 +447,51 @@ mod tests {
         );
     }
 
+    /// Issue 36: under each failed test, one reason line and one fix line (one made up when the entry has none);
+    /// what the suite printed last comes after them; the summary says what was checked.
+    #[test]
+    fn a_failed_row_shows_one_reason_line_then_the_fix() {
+        let mut crashed = on_gpu(
+            "run",
+            Status::Fail,
+            Some("killed by a signal; its last output:\n    Fatal Python error"),
+            None,
+        );
+        crashed.fix = Some("run it by hand".into());
+        let mut out = Vec::new();
+        let mut rows = SuiteRows::default();
+        rows.row(&crashed, Style::Plain, &mut out).unwrap();
+        let bare = on_gpu("gemm", Status::Fail, Some("2 of 8 products wrong"), Some(3));
+        rows.row(&bare, Style::Plain, &mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        let lines: Vec<&str> = text.lines().map(str::trim).collect();
+        assert_eq!(
+            lines[1..4],
+            [
+                "killed by a signal",
+                "fix: run it by hand",
+                "its last output:"
+            ],
+            "{text}"
+        );
+        assert_eq!(lines[6], "GPU 3: 2 of 8 products wrong", "{text}");
+        assert!(lines[7].starts_with("fix: rerun gemm alone"), "{text}");
+
+        let mut r = result();
+        r.tests[0].checked = Some(crate::suites::Checked {
+            products: 24,
+            bytes: 512 << 20,
+        });
+        let mut out = Vec::new();
+        render_suite_summary(&r, &mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert!(
+            text.trim_end()
+                .ends_with("1 skip; checked 24 products, 512 MiB"),
+            "{text}"
+        );
+    }
+
     fn on_gpu(name: &str, status: Status, reason: Option<&str>, gpu: Option<usize>) -> TestResult {
         let mut t = TestResult::new(name, status, reason.map(str::to_string));
         t.device = gpu.map(|g| g as u32 - 2);

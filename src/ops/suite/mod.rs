@@ -343,12 +343,7 @@ pub(crate) fn run(
     let described = !result.device.kind.is_empty();
     if !described {
         // A run that ended without its document still ran on this vendor's devices: never an empty kind.
-        result.device.kind = match t.vendor {
-            Vendor::Amd => "rocm",
-            Vendor::Nvidia => "cuda",
-            Vendor::Cpu => "cpu",
-        }
-        .into();
+        result.device.kind = device_kind(t.vendor).into();
         // The failure rocmenv wrote for it was never streamed: show it, with its reason, like every test.
         if let Some(last) = result.tests.last() {
             (progress.on)(Event::Test(last));
@@ -359,6 +354,15 @@ pub(crate) fn run(
         signal,
         described,
     })
+}
+
+/// The result document's device kind for a vendor's run.
+fn device_kind(vendor: Vendor) -> &'static str {
+    match vendor {
+        Vendor::Amd => "rocm",
+        Vendor::Nvidia => "cuda",
+        Vendor::Cpu => "cpu",
+    }
 }
 
 /// What a run left: the result file's bytes (if any), the suite's own output, how its process ended.
