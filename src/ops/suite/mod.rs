@@ -63,6 +63,8 @@ impl Outputs {
 const CONTAINER_DIR: &str = "/tmp/rocmenv-suite";
 /// The result file inside a container (outside the uploaded directory, which root owns).
 const CONTAINER_RESULT: &str = "/tmp/rocmenv-suite-result.json";
+/// The variable that stretches every test's deadline (smoke-tests/rocmenv_smoke/deadlines.py).
+const DEADLINE_SCALE: &str = "ROCMENV_DEADLINE_SCALE";
 /// How many lines of the suite's own output a failure shows.
 const TAIL: usize = 15;
 
@@ -400,10 +402,15 @@ fn in_container(
     } = *how;
     crate::sanitize::image_reference("image", image)?;
     // CUDA's own default order puts the fastest GPU first; PCI order is the host's numbering.
-    let env = match vendor {
+    let mut env = match vendor {
         Vendor::Nvidia => vec![("CUDA_DEVICE_ORDER".into(), "PCI_BUS_ID".into())],
         _ => Vec::new(),
     };
+    // The tests' deadlines stretch the same in a container as on the host (run.py refuses a value that is not a
+    // positive number).
+    if let Ok(scale) = std::env::var(DEADLINE_SCALE) {
+        env.push((DEADLINE_SCALE.into(), scale));
+    }
     let run_plan = RunPlan {
         image: image.to_string(),
         vendor: Some(vendor),
