@@ -670,6 +670,10 @@ pub struct SmokeArgs {
     /// Fail (exit 1) when the host, or torch in the run, shows fewer than N GPUs: a node that lost one is not healthy.
     #[arg(long, value_name = "N")]
     pub expect_gpus: Option<usize>,
+
+    /// After the level's tests, run checked matmuls and copies on every GPU at once for SECONDS (the burn-in test).
+    #[arg(long, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..=604800))]
+    pub duration: Option<u64>,
 }
 
 /// Flags of `rocmenv bench`.
