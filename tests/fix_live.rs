@@ -86,7 +86,10 @@ fn the_group_fix_runs_usermod_and_undoes_it_in_a_container() {
         "{text}"
     );
     let plan = part("== plan", "== apply");
-    assert!(plan.contains("run: usermod -aG 'render,video' bob"), "{plan}");
+    assert!(
+        plan.contains("run: usermod -aG 'render,video' bob"),
+        "{plan}"
+    );
     assert!(
         plan.contains("fixes: devices.kfd, devices.render"),
         "{plan}"

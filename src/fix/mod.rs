@@ -112,7 +112,7 @@ pub struct Action {
 
 /// AMD's ROCm install guide: the user must be in the render and video groups.
 pub const GROUPS_SOURCE: &str =
-    "https://rocm.docs.amd.com/projects/install-on-linux/en/docs-6.2.4/install/prerequisites.html";
+    "https://rocm.docs.amd.com/projects/install-on-linux/en/docs-6.2.2/install/prerequisites.html#setting-permissions-for-groups";
 
 /// Where the actions apply.
 #[derive(Debug, Clone, PartialEq, Eq)]
