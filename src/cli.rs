@@ -34,7 +34,7 @@ pub enum Command {
     /// Exit codes: 0 all passed (warnings allowed), 1 a check failed (or warned, with --strict),
     /// 2 bad input (flags, matrices, sysroot), 3 the environment could not be used.
     Doctor(DoctorArgs),
-    /// Repair what doctor finds: print the plan, or apply it (--apply) and undo it (--undo).
+    /// Repair what doctor finds: plan, --apply, --undo.
     ///
     /// Plan concrete changes from doctor's findings and the host plan: the render and video groups for the user who
     /// runs the GPU work, and the override and visible-device variables in their login files (a wrong value replaced
@@ -47,7 +47,7 @@ pub enum Command {
     /// is a link or changed since the plan); 3 a file, a command or the journal failed. An action that fails is not
     /// done; the ones before it are in the journal, and --undo reverts them.
     Fix(FixArgs),
-    /// Check your own Dockerfiles, env files, shell profiles, compose files and Kubernetes manifests.
+    /// Check your Dockerfiles, env files, compose files and manifests.
     ///
     /// Read Dockerfiles, env files and shell profiles (`KEY=VALUE`, `export KEY=VALUE`), compose files and the `env:`
     /// of Kubernetes manifests, with no daemon, and report what would break on a GPU: unpinned rocm/ and nvcr.io

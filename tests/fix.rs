@@ -274,3 +274,43 @@ fn links_bundles_and_changed_files_are_refused() {
         "{err}"
     );
 }
+
+#[test]
+fn dockers_nvidia_runtime_is_configured_as_nvidia_ctk_does() {
+    let t = copy_of("rtx4090-driver-535");
+    let tree = t.path().to_str().unwrap();
+    // Without the runtime installed, nothing is planned and the plan says why.
+    let o = rocmenv(&["fix", "--sysroot", tree, "--json"]);
+    let plan: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(plan["actions"].as_array().unwrap().len(), 0, "{plan:#}");
+    assert!(
+        plan["notes"][0]
+            .as_str()
+            .unwrap()
+            .contains("install nvidia-container-toolkit"),
+        "{plan:#}"
+    );
+    let bin = t.path().join("usr/bin/nvidia-container-runtime");
+    std::fs::write(&bin, "").unwrap();
+    std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let original = tree_hash(t.path());
+    assert!(statuses(tree, "docker").contains(&("docker.gpu-runtime".into(), "fail".into())));
+    let text = ok(&rocmenv(&["fix", "--sysroot", tree, "--apply"]));
+    assert!(text.contains("fix.docker-runtime"), "{text}");
+    assert!(statuses(tree, "docker").contains(&("docker.gpu-runtime".into(), "pass".into())));
+    let doc: Value = serde_json::from_str(
+        &std::fs::read_to_string(t.path().join("etc/docker/daemon.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        doc["runtimes"]["nvidia"],
+        serde_json::json!({"args": [], "path": "nvidia-container-runtime"})
+    );
+    assert_eq!(
+        doc["log-opts"]["max-size"], "10m",
+        "the other keys are kept"
+    );
+    assert!(ok(&rocmenv(&["fix", "--sysroot", tree])).contains("nothing to fix"));
+    ok(&rocmenv(&["fix", "--sysroot", tree, "--undo"]));
+    assert_eq!(tree_hash(t.path()), original);
+}

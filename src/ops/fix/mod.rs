@@ -9,7 +9,7 @@ pub use journal::{apply, undo};
 use super::plan::{resolve, PlanRequest};
 use super::Ctx;
 use crate::error::Error;
-use crate::fix::{plan_groups, plan_profiles, ProfileFile, TargetUser};
+use crate::fix::{plan_docker_runtime, plan_groups, plan_profiles, ProfileFile, TargetUser};
 use crate::host::HostRoot;
 
 /// What fix is asked.
@@ -68,6 +68,9 @@ pub fn plan(ctx: &Ctx, req: &FixRequest) -> Result<FixPlan, Error> {
             notes.push("groups: who to fix is unknown; name the user with --user".into())
         }
     }
+    if let Some(a) = docker_runtime(&host.root, facts, &mut notes) {
+        actions.push(a);
+    }
     let hp = resolve(ctx, &PlanRequest::default())?;
     let visible = (facts.amd_gpus().count(), facts.nvidia_gpus().count());
     let files = profile_files(&host.root, user.as_ref(), &passwd);
@@ -86,6 +89,33 @@ pub fn plan(ctx: &Ctx, req: &FixRequest) -> Result<FixPlan, Error> {
         actions,
         notes,
     })
+}
+
+/// Docker's nvidia runtime, for NVIDIA GPUs that Docker cannot hand to containers (no runtime, no NVIDIA CDI spec).
+fn docker_runtime(
+    root: &HostRoot,
+    facts: &crate::host::HostFacts,
+    notes: &mut Vec<String>,
+) -> Option<crate::fix::Action> {
+    let c = &facts.container;
+    let nvidia_cdi = c.cdi_specs.iter().any(|s| {
+        s.kind
+            .as_deref()
+            .is_some_and(|k| k.starts_with("nvidia.com/"))
+    });
+    if facts.nvidia_gpus().next().is_none()
+        || c.docker_runtimes.iter().any(|r| r == "nvidia")
+        || nvidia_cdi
+    {
+        return None;
+    }
+    let installed = ["/usr/bin", "/usr/local/bin", "/usr/sbin"]
+        .iter()
+        .any(|d| root.exists(&format!("{d}/nvidia-container-runtime")));
+    let current = root.read_text(crate::fix::DAEMON_JSON).ok();
+    plan_docker_runtime(current.as_deref(), installed)
+        .map_err(|n| notes.push(n))
+        .ok()
 }
 
 /// The login files that can set the GPU variables: `/etc/environment`, `/etc/profile.d/*.sh` (ours marked), and the
