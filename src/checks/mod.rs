@@ -6,6 +6,7 @@ mod driver;
 mod environment;
 mod evidence;
 mod gpu;
+mod health;
 pub mod image;
 mod runtime;
 mod system;
@@ -101,7 +102,7 @@ pub struct Context<'a> {
 }
 
 /// The report sections, in order.
-pub const AREAS: [&str; 10] = [
+pub const AREAS: [&str; 11] = [
     "system",
     "gpu",
     "driver",
@@ -110,6 +111,7 @@ pub const AREAS: [&str; 10] = [
     "runtime",
     "environment",
     "topology",
+    "health",
     "containers",
     "tools",
 ];
@@ -125,6 +127,7 @@ pub fn run_all(cx: &Context) -> Vec<Finding> {
     out.extend(runtime::check(cx));
     out.extend(environment::check(cx));
     out.extend(topology::check(cx));
+    out.extend(health::check(cx));
     out.extend(containers::check(cx));
     out.extend(evidence::check(cx));
     hedge_unconfirmed(cx, &mut out);
