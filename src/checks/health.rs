@@ -37,7 +37,11 @@ pub(super) fn check(cx: &Context) -> Vec<Finding> {
         "health.amd-ecc",
         Vendor::Amd,
         ("RAS error counts", "no AMD GPU exposes amdgpu's ras/ error counters (RAS is on Instinct GPUs with ECC; consumer GPUs have none)"),
-        |g| g.health.ras.as_ref().map(|r| amd_ecc(f, g, r)),
+        |g| {
+            let r = g.health.ras.as_ref()?;
+            let dir = r.dir.as_deref()?;
+            Some(amd_ecc(f, g, r, dir))
+        },
     ));
     out.extend(per_gpu(
         f,
@@ -121,7 +125,7 @@ fn with_unreadable(mut finding: Finding, unreadable: &[String]) -> Finding {
     finding
 }
 
-fn amd_ecc(f: &HostFacts, g: &Gpu, r: &AmdRas) -> Finding {
+fn amd_ecc(f: &HostFacts, g: &Gpu, r: &AmdRas, dir: &str) -> Finding {
     const ID: &str = "health.amd-ecc";
     let label = gpu_label(g);
     let sub = g.pci_address.clone();
@@ -129,17 +133,11 @@ fn amd_ecc(f: &HostFacts, g: &Gpu, r: &AmdRas) -> Finding {
     let blocks: Vec<_> = r.blocks.iter().filter(|b| b.block != "xgmi_wafl").collect();
     if blocks.is_empty() {
         let why = if r.unreadable.is_empty() {
-            format!("{} has no *_err_count file", r.dir)
+            format!("{dir} has no *_err_count file besides XGMI's")
         } else {
-            r.unreadable.join("; ")
+            format!("cannot read: {}", r.unreadable.join("; "))
         };
-        return Finding::new(
-            ID,
-            AREA,
-            Status::Skip,
-            format!("{label}: cannot read: {why}"),
-        )
-        .subject(sub);
+        return Finding::new(ID, AREA, Status::Skip, format!("{label}: {why}")).subject(sub);
     }
     let bad: Vec<_> = blocks.iter().filter(|b| b.ue > 0).collect();
     if !bad.is_empty() {

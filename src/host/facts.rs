@@ -136,7 +136,7 @@ pub struct Gpu {
 /// A GPU's error counters, from sysfs (AMD RAS, PCIe AER) and, with `--deep`, from `nvidia-smi -q -x`.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct GpuHealth {
-    /// amdgpu's `ras/` directory; `None` when the GPU has none (no RAS: consumer cards, or not amdgpu).
+    /// amdgpu's `ras/` directory and `xgmi_error`; `None` when the GPU has neither (no RAS: consumer cards).
     pub ras: Option<AmdRas>,
     /// AER counters of the GPU, then of each bridge above it, nearest first; empty when the kernel keeps none.
     pub aer: Vec<AerDevice>,
@@ -154,8 +154,8 @@ pub const NVIDIA_SMI_XML: &str = "nvidia-smi -q -x";
 /// amdgpu's RAS counters of one GPU (`/sys/bus/pci/devices/<BDF>/ras/`, which is `/sys/class/drm/cardN/device/ras/`).
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct AmdRas {
-    /// The directory read.
-    pub dir: String,
+    /// The `ras/` directory read; `None` when the GPU has none (only `xgmi_error` was found).
+    pub dir: Option<String>,
     /// Each readable `<block>_err_count` file.
     pub blocks: Vec<RasBlock>,
     /// `gpu_vram_bad_pages`; `None` when absent (bad-page retirement off, or a GPU without it).

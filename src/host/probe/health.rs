@@ -45,23 +45,34 @@ fn optional_text(root: &HostRoot, path: &str) -> Result<Option<String>, String> 
 fn probe_ras(root: &HostRoot, bdf: &str, threshold: Option<i64>) -> Option<AmdRas> {
     let device = format!("/sys/bus/pci/devices/{bdf}");
     let dir = format!("{device}/ras");
-    let names = match root.list(&dir) {
-        Ok(n) => n,
-        Err(e) if e.is_missing() => return None,
-        Err(e) => {
-            return Some(AmdRas {
-                dir,
-                unreadable: vec![e.to_string()],
-                ..AmdRas::default()
-            })
-        }
-    };
     let mut r = AmdRas {
-        dir: dir.clone(),
         bad_page_threshold_param: threshold,
         ..AmdRas::default()
     };
-    for name in &names {
+    match root.list(&dir) {
+        Ok(names) => {
+            r.dir = Some(dir.clone());
+            read_ras_dir(root, &dir, &names, &mut r);
+        }
+        Err(e) if e.is_missing() => {}
+        Err(e) => r.unreadable.push(e.to_string()),
+    }
+    // `xgmi_error` sits on the device, next to `ras/` (amdgpu_xgmi.c's sysfs files), on GPUs in an XGMI hive.
+    match optional_text(root, &format!("{device}/xgmi_error")) {
+        Ok(Some(t)) => match ras::parse_xgmi_error(&t) {
+            Ok(n) => r.xgmi_error = Some(n),
+            Err(why) => r.unreadable.push(format!("{device}/xgmi_error: {why}")),
+        },
+        Ok(None) => {}
+        Err(e) => r.unreadable.push(e),
+    }
+    let found = r.dir.is_some() || r.xgmi_error.is_some() || !r.unreadable.is_empty();
+    found.then_some(r)
+}
+
+/// The `*_err_count` files and `gpu_vram_bad_pages` among `names`, the entries of `dir`.
+fn read_ras_dir(root: &HostRoot, dir: &str, names: &[String], r: &mut AmdRas) {
+    for name in names {
         let Some(block) = name.strip_suffix("_err_count") else {
             continue;
         };
@@ -87,15 +98,6 @@ fn probe_ras(root: &HostRoot, bdf: &str, threshold: Option<i64>) -> Option<AmdRa
             &mut r.unreadable,
         );
     }
-    match optional_text(root, &format!("{device}/xgmi_error")) {
-        Ok(Some(t)) => match ras::parse_xgmi_error(&t) {
-            Ok(n) => r.xgmi_error = Some(n),
-            Err(why) => r.unreadable.push(format!("{device}/xgmi_error: {why}")),
-        },
-        Ok(None) => {}
-        Err(e) => r.unreadable.push(e),
-    }
-    Some(r)
 }
 
 fn read_bad_pages(
