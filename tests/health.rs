@@ -197,7 +197,7 @@ fn amd_uncorrectable_ecc_fails_naming_the_gpu_and_the_file() {
         "health.amd-ecc",
         Some("0000:26:00.0"),
         "pass",
-        &["GPU 0 (", "50 correctables (no uptime"],
+        &["GPU 0 (", "50 correctable errors (no uptime"],
     );
     write(&tree, "proc/uptime", "3600.00 7000.00\n");
     let (_, doc) = doctor(&tree, false);
@@ -549,14 +549,14 @@ fn pcie_aer_errors_on_a_gpu_and_on_a_bridge_above_it() {
         "pcie.aer",
         Some("0000:46:00.0"),
         "pass",
-        &["GPU 1 (", "the GPU and 2 upstream bridges"],
+        &["GPU 1 (", "on the GPU and the 2 bridges above it"],
     );
     says(
         &doc,
         "pcie.aer",
         Some("0000:26:00.0"),
         "pass",
-        &["GPU 0 (", "the GPU and 0 upstream bridges"],
+        &["GPU 0 (", "PCIe AER errors on the GPU"],
     );
     // A fatal error on the switch above GPU 1, a non-fatal one on GPU 3 itself.
     write(
@@ -623,7 +623,7 @@ fn pcie_aer_errors_on_a_gpu_and_on_a_bridge_above_it() {
         "pcie.aer",
         Some("0000:65:00.0"),
         "pass",
-        &["100 correctables"],
+        &["100 correctable errors (0.01 a minute since boot)"],
     );
     let f = finding(&doc, "pcie.aer", Some("0000:26:00.0"));
     assert!(

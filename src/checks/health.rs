@@ -169,10 +169,13 @@ fn amd_ecc(f: &HostFacts, g: &Gpu, r: &AmdRas, dir: &str) -> Finding {
     }
     let ce_note = match (ce, per_hour) {
         (0, _) => String::new(),
-        (_, Some(h)) => format!(", {} ({h:.1} an hour since boot)", count(ce, "correctable")),
+        (_, Some(h)) => format!(
+            ", {} ({h:.1} an hour since boot)",
+            count(ce, "correctable error")
+        ),
         (_, None) => format!(
             ", {} (no uptime to make a rate of)",
-            count(ce, "correctable")
+            count(ce, "correctable error")
         ),
     };
     let f = Finding::new(
@@ -468,26 +471,27 @@ fn aer_gpu(f: &HostFacts, g: &Gpu) -> Finding {
             .fix(fix);
         return with_unreadable(f, &unreadable);
     }
-    let bridges = chain.iter().filter(|d| !d.is_gpu).count();
+    let where_ = match chain.iter().filter(|d| !d.is_gpu).count() {
+        0 => "the GPU".to_string(),
+        1 => "the GPU and the bridge above it".to_string(),
+        n => format!("the GPU and the {n} bridges above it"),
+    };
     let cor_note = match (cor, per_min) {
         (0, _) => String::new(),
         (_, Some(m)) => format!(
             ", {} ({m:.2} a minute since boot)",
-            count(cor, "correctable")
+            count(cor, "correctable error")
         ),
         (_, None) => format!(
             ", {} (no uptime to make a rate of)",
-            count(cor, "correctable")
+            count(cor, "correctable error")
         ),
     };
     let f = Finding::new(
         ID,
         AREA,
         Status::Pass,
-        format!(
-            "{label}: no fatal or non-fatal PCIe AER errors on the GPU and {}{cor_note}",
-            count(bridges as u64, "upstream bridge")
-        ),
+        format!("{label}: no fatal or non-fatal PCIe AER errors on {where_}{cor_note}"),
     )
     .subject(sub);
     with_unreadable(f, &unreadable)
