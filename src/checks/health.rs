@@ -193,21 +193,24 @@ fn amd_ecc(f: &HostFacts, g: &Gpu, r: &AmdRas, dir: &str) -> Finding {
 
 /// The bad-page threshold the driver applies, and how it was found; `None` when retirement is off.
 fn bad_page_threshold(param: Option<i64>, vram: Option<u64>) -> Option<(u64, String)> {
-    let formula = |how: &str| {
+    let formula = |when: &str| {
         vram.map(|v| {
             (
                 v / RAS_BAD_PAGE_COVER,
                 format!(
-                    "{how}: VRAM / 100 MiB, amdgpu's formula (RAS_BAD_PAGE_COVER in amdgpu_ras.c)"
+                    "VRAM / 100 MiB, amdgpu's formula {when} (RAS_BAD_PAGE_COVER in amdgpu_ras.c)"
                 ),
             )
         })
     };
     match param {
         Some(0) => None,
-        Some(n) if n > 0 => Some((n as u64, format!("bad_page_threshold={n}"))),
-        Some(n) => formula(&format!("bad_page_threshold={n}")),
-        None => formula("bad_page_threshold not readable, its default assumed"),
+        Some(n) if n > 0 => Some((
+            n as u64,
+            format!("the module parameter bad_page_threshold={n}"),
+        )),
+        Some(n) => formula(&format!("for bad_page_threshold={n}")),
+        None => formula("for the default bad_page_threshold (the parameter was not readable)"),
     }
 }
 
@@ -262,11 +265,11 @@ fn amd_bad_pages(g: &Gpu) -> Option<Finding> {
     Some(match threshold {
         Some((t, how)) if n >= t => Finding::new(ID, AREA, Status::Fail, format!("{label}: {pages}, at or past the driver's threshold of {t}"))
             .subject(sub)
-            .detail(format!("threshold {how}; at the threshold amdgpu marks the GPU bad and may refuse to initialise it after a reboot"))
+            .detail(format!("threshold: {how}; at the threshold amdgpu marks the GPU bad and may refuse to initialise it after a reboot"))
             .fix(rma_fix),
         Some((t, how)) => Finding::new(ID, AREA, Status::Warn, format!("{label}: {pages}; the driver's threshold is {t}"))
             .subject(sub)
-            .detail(format!("threshold {how}; retired pages are memory the GPU no longer uses, and more follow as HBM wears"))
+            .detail(format!("threshold: {how}; retired pages are memory the GPU no longer uses, and more follow as HBM wears"))
             .fix(format!("watch the count (`amd-smi bad-pages -g {}`); at {t} the GPU needs an RMA", g.index)),
         None => Finding::new(ID, AREA, Status::Warn, format!("{label}: {pages}"))
             .subject(sub)
