@@ -430,6 +430,26 @@ fn nvidia_ecc_retirement_and_remapping_from_a_recorded_xml() {
             health_problems(&doc)
         );
     }
+    // A GPU the XML does not list is a skip that says so; the others are still judged.
+    let (_d, tree) = copy("h100-x8-ubuntu2204");
+    record_nvidia_xml(&tree, 7, |g| {
+        g.replace("00000000:DB:00.0", "00000000:DC:00.0")
+    });
+    let (_, doc) = doctor(&tree, true);
+    says(
+        &doc,
+        "health.nvidia-memory",
+        Some("0000:db:00.0"),
+        "skip",
+        &["GPU 7 (", "does not list it"],
+    );
+    says(
+        &doc,
+        "health.nvidia-memory",
+        Some("0000:18:00.0"),
+        "pass",
+        &["GPU 0 ("],
+    );
     // Output that is not XML is named; the check skips with the reason.
     let (_d, tree) = copy("h100-x8-ubuntu2204");
     record_nvidia_xml(&tree, 0, str::to_string);

@@ -67,12 +67,26 @@ pub(super) fn check(cx: &Context) -> Vec<Finding> {
             .map(str::to_string)
             .unwrap_or_else(|| format!("`{NVIDIA_SMI_XML}` listed none of the GPUs sysfs shows"))
     };
+    let listed_any = f.nvidia_gpus().any(|g| g.health.nvidia.is_some());
     out.extend(per_gpu(
         f,
         "health.nvidia-memory",
         Vendor::Nvidia,
         ("ECC or row-remapping counts", &why_none),
-        |g| g.health.nvidia.as_ref().map(|m| nvidia_memory(g, m)),
+        |g| match &g.health.nvidia {
+            Some(m) => Some(nvidia_memory(g, m)),
+            // The XML listed other GPUs but not this one: said, not left out.
+            None if listed_any => Some(
+                Finding::new(
+                    "health.nvidia-memory",
+                    AREA,
+                    Status::Skip,
+                    format!("{}: `{NVIDIA_SMI_XML}` does not list it", gpu_label(g)),
+                )
+                .subject(g.pci_address.clone()),
+            ),
+            None => None,
+        },
     ));
     out
 }
