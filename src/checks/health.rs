@@ -414,7 +414,12 @@ fn per_gpu_any(
 ) -> Vec<Finding> {
     let got: Vec<Finding> = f.gpus.iter().filter_map(judge).collect();
     if got.is_empty() {
-        return vec![Finding::new("pcie.aer", "topology", Status::Skip, why_none)];
+        let why = if f.gpus.is_empty() {
+            "no GPU, so no PCIe AER counters to read"
+        } else {
+            why_none
+        };
+        return vec![Finding::new("pcie.aer", "topology", Status::Skip, why)];
     }
     got
 }
