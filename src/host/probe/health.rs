@@ -1,12 +1,15 @@
 //! Error counters in sysfs: amdgpu's RAS files of each AMD GPU, and the PCIe AER statistics of every GPU and of the
-//! bridges above it. Only files that exist are read, each once; what exists but cannot be read is named, never fatal.
+//! bridges above it. Each file is read once: `ras/` is listed and only what it holds is read; the AER files and
+//! `xgmi_error` are opened where they would be (a failed open costs less than listing a device's hundred entries).
+//! What exists but cannot be read is named, never fatal.
 
 use crate::host::facts::*;
 use crate::host::root::HostRoot;
 use crate::parse::ras;
 use crate::vendor::Vendor;
 
-/// The most of `gpu_vram_bad_pages` read: 28 bytes a page, so about 9,000 pages, past any driver's threshold.
+/// The most of `gpu_vram_bad_pages` read: 28 bytes a page, so about 9,000 pages, past the driver's formula threshold
+/// (VRAM / 100 MiB) of any GPU with less than 880 GiB of VRAM.
 const BAD_PAGES_CAP: u64 = 256 << 10;
 
 pub(super) fn probe_health(root: &HostRoot, f: &mut HostFacts) {
