@@ -1,9 +1,9 @@
-//! Node health: memory errors the GPUs counted (amdgpu RAS, NVIDIA ECC and row remapping), retired VRAM pages, XGMI
-//! link errors, and PCIe AER errors of each GPU and the bridges above it. Each reads a counter the kernel or the
+//! Node health: memory errors the GPUs counted (amdgpu RAS, NVIDIA ECC and row remapping), retired VRAM pages and XGMI
+//! link errors (PCIe AER, next to the link check, is `aer.rs`). Each reads a counter the kernel or the
 //! driver keeps, so a node that went bad since it was last checked fails here before a job runs on it.
 
 use super::{gpu_label, Context, Finding, Status};
-use crate::host::{AerDevice, AerFile, AmdRas, Gpu, HostFacts, NvidiaMemory, NVIDIA_SMI_XML};
+use crate::host::{AmdRas, Gpu, HostFacts, NvidiaMemory, NVIDIA_SMI_XML};
 use crate::vendor::Vendor;
 
 const AREA: &str = "health";
@@ -17,12 +17,6 @@ const RAS_BAD_PAGE_COVER: u64 = 100 * 1024 * 1024;
 /// correctable errors as needing "no user action" and neither AMD nor NVIDIA publishes a rate (DCGM's own
 /// `DCGM_LIMIT_MAX_SBE_RATE` is 10, marked a placeholder).
 pub(super) const CE_PER_HOUR: f64 = 10.0;
-
-/// PCIe correctable errors per minute, averaged since boot, above which a link warns: NVIDIA's "8 replays per minute
-/// is the maximum recommended" (`DCGM_LIMIT_MAX_PCIREPLAY_RATE`,
-/// `NVIDIA/DCGM@28bfbd4c97413d4aec249cdd9543a67d24f95b78:common/DcgmGPUHardwareLimits.h`), applied to every
-/// correctable AER error since replays are one of them.
-pub(super) const AER_COR_PER_MINUTE: f64 = 8.0;
 
 /// NVIDIA's retired-page limits: DCGM fails a GPU at 63 retired pages and warns above 15
 /// (`DCGM_LIMIT_MAX_RETIRED_PAGES`, `_SOFT_LIMIT`, same file).
@@ -118,17 +112,17 @@ fn per_gpu(
 }
 
 /// `N unit` with the plural the count needs.
-fn count(n: u64, unit: &str) -> String {
+pub(super) fn count(n: u64, unit: &str) -> String {
     format!("{n} {unit}{}", if n == 1 { "" } else { "s" })
 }
 
 /// Correctable errors since boot as a rate per `per` seconds, when the uptime is known.
-fn rate(n: u64, uptime: Option<f64>, per: f64) -> Option<f64> {
+pub(super) fn rate(n: u64, uptime: Option<f64>, per: f64) -> Option<f64> {
     uptime.map(|s| n as f64 / (s / per).max(1.0))
 }
 
 /// What could not be read, as one skip, or appended to a verdict's detail.
-fn with_unreadable(mut finding: Finding, unreadable: &[String]) -> Finding {
+pub(super) fn with_unreadable(mut finding: Finding, unreadable: &[String]) -> Finding {
     if !unreadable.is_empty() {
         let note = format!("cannot read: {}", unreadable.join("; "));
         finding.detail = Some(match finding.detail.take() {
@@ -396,125 +390,4 @@ fn nvidia_memory(g: &Gpu, m: &NvidiaMemory) -> Finding {
     )
     .subject(sub)
     .detail(detail)
-}
-
-/// `pcie.aer`: AER counters of each GPU and the bridges above it, next to `pcie.link`.
-pub(super) fn aer(f: &HostFacts) -> Vec<Finding> {
-    per_gpu_any(
-        f,
-        "no GPU, nor a bridge above one, shows AER counters (aer_dev_*: AER off or unsupported, a kernel before 4.19, or a tree without them)",
-        |g| (!g.health.aer.is_empty()).then(|| aer_gpu(f, g)),
-    )
-}
-
-fn per_gpu_any(
-    f: &HostFacts,
-    why_none: &str,
-    judge: impl Fn(&Gpu) -> Option<Finding>,
-) -> Vec<Finding> {
-    let got: Vec<Finding> = f.gpus.iter().filter_map(judge).collect();
-    if got.is_empty() {
-        let why = if f.gpus.is_empty() {
-            "no GPU, so no PCIe AER counters to read"
-        } else {
-            why_none
-        };
-        return vec![Finding::new("pcie.aer", "topology", Status::Skip, why)];
-    }
-    got
-}
-
-/// How a device in the chain is named: the GPU, or the bridge by its address.
-fn who(d: &AerDevice) -> String {
-    if d.is_gpu {
-        "the GPU".into()
-    } else {
-        format!("upstream bridge {}", d.pci_address)
-    }
-}
-
-fn kinds(file: &AerFile) -> String {
-    if file.kinds.is_empty() {
-        return file.path.clone();
-    }
-    let k = file
-        .kinds
-        .iter()
-        .map(|(k, n)| format!("{k} {n}"))
-        .collect::<Vec<_>>()
-        .join(", ");
-    format!("{k}; {}", file.path)
-}
-
-fn aer_gpu(f: &HostFacts, g: &Gpu) -> Finding {
-    const ID: &str = "pcie.aer";
-    const AREA: &str = "topology";
-    let label = gpu_label(g);
-    let sub = g.pci_address.clone();
-    let chain = &g.health.aer;
-    let unreadable: Vec<String> = chain.iter().flat_map(|d| d.unreadable.clone()).collect();
-    let hits = |pick: fn(&AerDevice) -> Option<&AerFile>| -> Vec<String> {
-        chain
-            .iter()
-            .filter_map(|d| {
-                pick(d)
-                    .filter(|a| a.total > 0)
-                    .map(|a| format!("{}: {} ({})", who(d), a.total, kinds(a)))
-            })
-            .collect()
-    };
-    let fatal = hits(|d| d.fatal.as_ref());
-    let nonfatal = hits(|d| d.nonfatal.as_ref());
-    let fix = format!("reseat the GPU and its riser or cable, check `sudo dmesg | grep -i aer` and `sudo lspci -vvv -s {}`; errors that return point at the slot, riser or GPU", g.pci_address);
-    if !fatal.is_empty() {
-        let f = Finding::new(ID, AREA, Status::Fail, format!("{label}: fatal PCIe AER errors since boot: {}", fatal.join("; ")))
-            .subject(sub)
-            .detail("a fatal AER error resets the link; the GPU may have dropped off the bus or lost in-flight work")
-            .fix(fix);
-        return with_unreadable(f, &unreadable);
-    }
-    if !nonfatal.is_empty() {
-        let f = Finding::new(ID, AREA, Status::Warn, format!("{label}: non-fatal PCIe AER errors since boot: {}", nonfatal.join("; ")))
-            .subject(sub)
-            .detail("a non-fatal uncorrectable error lost a transaction on the link (the device and driver recovered it)")
-            .fix(fix);
-        return with_unreadable(f, &unreadable);
-    }
-    let cor: u64 = chain
-        .iter()
-        .filter_map(|d| d.correctable.as_ref())
-        .map(|a| a.total)
-        .sum();
-    let per_min = rate(cor, f.uptime_seconds, 60.0);
-    if per_min.is_some_and(|r| r > AER_COR_PER_MINUTE) {
-        let f = Finding::new(ID, AREA, Status::Warn, format!("{label}: {} since boot, {:.1} a minute (above {AER_COR_PER_MINUTE}): {}", count(cor, "correctable PCIe AER error"), per_min.unwrap_or(0.0), hits(|d| d.correctable.as_ref()).join("; ")))
-            .subject(sub)
-            .detail("correctable errors are replayed by the link, costing bandwidth; NVIDIA's DCGM recommends at most 8 replays a minute")
-            .fix(fix);
-        return with_unreadable(f, &unreadable);
-    }
-    let where_ = match chain.iter().filter(|d| !d.is_gpu).count() {
-        0 => "the GPU".to_string(),
-        1 => "the GPU and the bridge above it".to_string(),
-        n => format!("the GPU and the {n} bridges above it"),
-    };
-    let cor_note = match (cor, per_min) {
-        (0, _) => String::new(),
-        (_, Some(m)) => format!(
-            ", {} ({m:.2} a minute since boot)",
-            count(cor, "correctable error")
-        ),
-        (_, None) => format!(
-            ", {} (no uptime to make a rate of)",
-            count(cor, "correctable error")
-        ),
-    };
-    let f = Finding::new(
-        ID,
-        AREA,
-        Status::Pass,
-        format!("{label}: no fatal or non-fatal PCIe AER errors on {where_}{cor_note}"),
-    )
-    .subject(sub);
-    with_unreadable(f, &unreadable)
 }

@@ -1,5 +1,6 @@
 //! Checks: pure functions of (facts, matrices, target) that return findings. They never print.
 
+mod aer;
 mod containers;
 mod devices;
 mod driver;
