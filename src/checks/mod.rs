@@ -1,11 +1,13 @@
 //! Checks: pure functions of (facts, matrices, target) that return findings. They never print.
 
+mod aer;
 mod containers;
 mod devices;
 mod driver;
 mod environment;
 mod evidence;
 mod gpu;
+mod health;
 pub mod image;
 mod runtime;
 mod system;
@@ -101,7 +103,7 @@ pub struct Context<'a> {
 }
 
 /// The report sections, in order.
-pub const AREAS: [&str; 10] = [
+pub const AREAS: [&str; 11] = [
     "system",
     "gpu",
     "driver",
@@ -110,6 +112,7 @@ pub const AREAS: [&str; 10] = [
     "runtime",
     "environment",
     "topology",
+    "health",
     "containers",
     "tools",
 ];
@@ -125,6 +128,7 @@ pub fn run_all(cx: &Context) -> Vec<Finding> {
     out.extend(runtime::check(cx));
     out.extend(environment::check(cx));
     out.extend(topology::check(cx));
+    out.extend(health::check(cx));
     out.extend(containers::check(cx));
     out.extend(evidence::check(cx));
     hedge_unconfirmed(cx, &mut out);

@@ -39,6 +39,8 @@ pub struct HostFacts {
     pub memory_bytes: Option<u64>,
     /// The CPU.
     pub cpu: Option<CpuFacts>,
+    /// Seconds since boot (`/proc/uptime`): turns error counts since boot into rates.
+    pub uptime_seconds: Option<f64>,
     /// The GPU-related environment variables that are set.
     pub env: BTreeMap<String, String>,
     /// True on Windows Subsystem for Linux 2.
@@ -127,6 +129,125 @@ pub struct Gpu {
     pub pcie: Option<PcieLink>,
     /// The kernel driver bound to the device (`amdgpu`, `nvidia`, `vfio-pci`).
     pub driver: Option<String>,
+    /// Health counters: amdgpu RAS, PCIe AER of the GPU and its bridges, NVIDIA memory health (`--deep`).
+    pub health: GpuHealth,
+}
+
+/// A GPU's error counters, from sysfs (AMD RAS, PCIe AER) and, with `--deep`, from `nvidia-smi -q -x`.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct GpuHealth {
+    /// amdgpu's `ras/` directory and `xgmi_error`; `None` when the GPU has neither (no RAS: consumer cards).
+    pub ras: Option<AmdRas>,
+    /// AER counters of the GPU, then of each bridge above it, nearest first; empty when the kernel keeps none.
+    pub aer: Vec<AerDevice>,
+    /// What `nvidia-smi -q -x` says of this GPU's memory (`--deep`, or a recorded run); `None` when not read.
+    pub nvidia: Option<NvidiaMemory>,
+}
+
+/// The amdgpu module parameter that sets the bad-page threshold (`-1`/`-2`: the driver's formula, `0`: retirement
+/// off, `N > 0`: N pages).
+pub const AMDGPU_BAD_PAGE_THRESHOLD: &str = "/sys/module/amdgpu/parameters/bad_page_threshold";
+
+/// The `--deep` tool run whose XML gives NVIDIA memory health (and the key its recorded output has in a tree).
+pub const NVIDIA_SMI_XML: &str = "nvidia-smi -q -x";
+
+/// amdgpu's RAS counters of one GPU (`/sys/bus/pci/devices/<BDF>/ras/`, which is `/sys/class/drm/cardN/device/ras/`).
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct AmdRas {
+    /// The `ras/` directory read; `None` when the GPU has none (only `xgmi_error` was found).
+    pub dir: Option<String>,
+    /// Each readable `<block>_err_count` file.
+    pub blocks: Vec<RasBlock>,
+    /// `gpu_vram_bad_pages`; `None` when absent (bad-page retirement off, or a GPU without it).
+    pub bad_pages: Option<RasBadPages>,
+    /// `xgmi_error` next to `ras/` (`None` when absent): XGMI link errors since it was last read.
+    pub xgmi_error: Option<u64>,
+    /// `/sys/module/amdgpu/parameters/bad_page_threshold`, when readable.
+    pub bad_page_threshold_param: Option<i64>,
+    /// Files that exist but could not be read or parsed: `path: why`.
+    pub unreadable: Vec<String>,
+}
+
+/// One `<block>_err_count` file.
+#[derive(Debug, Clone, Serialize)]
+pub struct RasBlock {
+    /// `umc`, `gfx`, `xgmi_wafl`, …
+    pub block: String,
+    /// The file read.
+    pub path: String,
+    /// Uncorrectable errors.
+    pub ue: u64,
+    /// Correctable errors.
+    pub ce: u64,
+}
+
+/// `gpu_vram_bad_pages`: retired VRAM pages by flag.
+#[derive(Debug, Clone, Serialize)]
+pub struct RasBadPages {
+    /// The file read.
+    pub path: String,
+    /// `R`: reserved.
+    pub reserved: u64,
+    /// `P`: pending reservation.
+    pub pending: u64,
+    /// `F`: could not be reserved.
+    pub failed: u64,
+    /// True when the file went past the read cap: the counts are a lower bound.
+    pub truncated: bool,
+}
+
+impl RasBadPages {
+    /// Every page listed.
+    pub fn total(&self) -> u64 {
+        self.reserved + self.pending + self.failed
+    }
+}
+
+/// The AER counters of one PCI device (a GPU or a bridge above it).
+#[derive(Debug, Clone, Serialize)]
+pub struct AerDevice {
+    /// Its PCI address.
+    pub pci_address: String,
+    /// True for the GPU itself, false for an upstream bridge.
+    pub is_gpu: bool,
+    /// `aer_dev_fatal`.
+    pub fatal: Option<AerFile>,
+    /// `aer_dev_nonfatal`.
+    pub nonfatal: Option<AerFile>,
+    /// `aer_dev_correctable`.
+    pub correctable: Option<AerFile>,
+    /// Files that exist but could not be read or parsed: `path: why`.
+    pub unreadable: Vec<String>,
+}
+
+/// One `aer_dev_*` file.
+#[derive(Debug, Clone, Serialize)]
+pub struct AerFile {
+    /// The file read.
+    pub path: String,
+    /// Its `TOTAL_ERR_*` count.
+    pub total: u64,
+    /// Kinds with a non-zero count (`Receiver Error 2`).
+    pub kinds: Vec<(String, u64)>,
+}
+
+/// NVIDIA memory health from `nvidia-smi -q -x`; `None` fields said `N/A`.
+#[derive(Debug, Clone, Serialize)]
+pub struct NvidiaMemory {
+    /// Where it came from (`nvidia-smi -q -x`, exit 0 / recorded).
+    pub source: String,
+    /// Uncorrectable ECC errors since the driver loaded.
+    pub volatile_uncorrectable: Option<u64>,
+    /// Uncorrectable ECC errors over the GPU's life.
+    pub aggregate_uncorrectable: Option<u64>,
+    /// Pages retired (single- and double-bit), on GPUs that retire pages.
+    pub retired_pages: Option<u64>,
+    /// A page waits for a reset to be retired.
+    pub retirement_pending: Option<bool>,
+    /// A row remap waits for a GPU reset.
+    pub remap_pending: Option<bool>,
+    /// A row could not be remapped.
+    pub remap_failure: Option<bool>,
 }
 
 impl Gpu {
@@ -166,6 +287,7 @@ impl Serialize for Gpu {
         m.serialize_entry("numa_node", &self.numa_node)?;
         m.serialize_entry("pcie", &self.pcie)?;
         m.serialize_entry("driver", &self.driver)?;
+        m.serialize_entry("health", &self.health)?;
         m.end()
     }
 }

@@ -360,6 +360,22 @@ impl HostRoot {
             .ok_or_else(|| ReadError::new(host_path, "is a link with no name at its end"))
     }
 
+    /// The names along a symlink's target, as written (`../../../devices/pci0000:00/0000:00:01.1/0000:03:00.0` →
+    /// `["..", "..", "..", "devices", …]`): where a sysfs device sits, and so which bridges are above it. Read, not
+    /// followed, and recorded as `link_name` records it.
+    pub fn link_components(&self, host_path: &str) -> Result<Vec<String>, ReadError> {
+        let target = self.readlink(host_path);
+        self.record(Asked::Link(host_path.into()), target.is_ok(), false, |_| {
+            Some(Seen::Link {
+                target: target.as_ref().ok()?.clone(),
+            })
+        });
+        Ok(target?
+            .components()
+            .map(|c| c.as_os_str().to_string_lossy().into_owned())
+            .collect())
+    }
+
     /// The names in a directory, sorted; names that are not UTF-8 are skipped.
     pub fn list(&self, host_path: &str) -> Result<Vec<String>, ReadError> {
         let got = self.list_unrecorded(host_path);

@@ -7,7 +7,9 @@ pub mod kernel;
 pub mod kfd;
 pub mod nvidia_proc;
 pub mod nvidia_smi;
+pub mod nvidia_smi_xml;
 pub mod os_release;
+pub mod ras;
 pub mod rocm_smi;
 pub mod rocminfo;
 
@@ -28,6 +30,11 @@ mod robustness {
         let _ = nvidia_proc::parse_nvidia_proc_version(s);
         let _ = nvidia_smi::parse_nvidia_smi(s);
         let _ = nvidia_smi::nvidia_smi_error(s);
+        let _ = nvidia_smi_xml::parse_nvidia_smi_xml(s);
+        let _ = ras::parse_err_count(s);
+        let _ = ras::parse_bad_pages(s);
+        let _ = ras::parse_aer(s);
+        let _ = ras::parse_xgmi_error(s);
         let _ = rocm_smi::parse_rocm_smi_concise(s);
         let f = image_probe::ImageFacts::parse(s, vec![]);
         let _ = (f.rocm_version(), f.cuda_version());

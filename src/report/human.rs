@@ -148,6 +148,7 @@ fn area_title(a: &str) -> &'static str {
         "runtime" => "GPU runtimes",
         "environment" => "Environment",
         "topology" => "Topology",
+        "health" => "Node health",
         "containers" => "Containers",
         "tools" => "Tools (--deep)",
         _ => "Other",

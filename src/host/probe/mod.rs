@@ -5,6 +5,7 @@ pub use access::parse_groups;
 mod deep;
 mod drivers;
 mod gpus;
+mod health;
 mod installs;
 mod system;
 
@@ -16,6 +17,7 @@ use access::*;
 use deep::*;
 use drivers::*;
 use gpus::*;
+use health::*;
 use installs::*;
 use system::*;
 
@@ -98,8 +100,10 @@ pub fn probe(root: &HostRoot, session: &dyn Session, opts: &ProbeOptions) -> Hos
         .is_some_and(|k| k.is_wsl())
         || root.exists("/dev/dxg");
     probe_container_config(root, &mut f);
+    probe_health(root, &mut f);
     if opts.deep {
         probe_tools_output(session, &mut f);
+        probe_nvidia_xml(session, &mut f);
     }
     gpus::number_gpus(&mut f);
     f
