@@ -1,5 +1,6 @@
 //! Checks: pure functions of (facts, matrices, target) that return findings. They never print.
 
+mod boot;
 mod containers;
 mod devices;
 mod driver;
@@ -101,7 +102,7 @@ pub struct Context<'a> {
 }
 
 /// The report sections, in order.
-pub const AREAS: [&str; 10] = [
+pub const AREAS: [&str; 11] = [
     "system",
     "gpu",
     "driver",
@@ -111,6 +112,7 @@ pub const AREAS: [&str; 10] = [
     "environment",
     "topology",
     "containers",
+    "boot",
     "tools",
 ];
 
@@ -126,6 +128,7 @@ pub fn run_all(cx: &Context) -> Vec<Finding> {
     out.extend(environment::check(cx));
     out.extend(topology::check(cx));
     out.extend(containers::check(cx));
+    out.extend(boot::check(cx));
     out.extend(evidence::check(cx));
     hedge_unconfirmed(cx, &mut out);
     out

@@ -149,6 +149,7 @@ fn area_title(a: &str) -> &'static str {
         "environment" => "Environment",
         "topology" => "Topology",
         "containers" => "Containers",
+        "boot" => "Boot and firmware",
         "tools" => "Tools (--deep)",
         _ => "Other",
     }

@@ -1,6 +1,7 @@
 //! Reads a host through a `HostRoot` and a `Session` into `HostFacts`. Never aborts: what cannot be read is recorded.
 
 mod access;
+mod boot;
 mod deep;
 mod drivers;
 mod gpus;
@@ -12,11 +13,14 @@ use super::root::HostRoot;
 use super::session::Session;
 use crate::parse;
 use access::*;
+use boot::*;
 use deep::*;
 use drivers::*;
 use gpus::*;
 use installs::*;
 use system::*;
+
+pub use boot::{FIRMWARE_COMPONENTS, SECURE_BOOT_VAR};
 
 /// How far the probe goes.
 #[derive(Debug, Clone, Default)]
@@ -83,6 +87,7 @@ pub fn probe(root: &HostRoot, session: &dyn Session, opts: &ProbeOptions) -> Hos
     probe_nodes(root, session, &mut f);
     probe_tools(root, &env, &mut f);
     probe_system(root, &mut f);
+    probe_boot(root, &mut f);
     f.env = env
         .iter()
         .filter(|(k, _)| {
