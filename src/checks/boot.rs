@@ -123,8 +123,9 @@ fn check_iommu(cx: &Context) -> Finding {
             if wants.is_empty() { String::new() } else { format!("; it also lacks {}", wants.join(" ")) });
     }
     Finding::new(ID, AREA, Status::Warn, summary)
-        .detail(format!("wants: {}; remove: {}; guide: {MI300X_GUIDE} (GRUB settings: iommu=pt for DMA without translation, pci=realloc=off so every GPU is found)",
-            wants.join(" "), off.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(" ")))
+        .detail(format!("wants: {}{}; guide: {MI300X_GUIDE} (GRUB settings: iommu=pt for DMA without translation, pci=realloc=off so every GPU is found)",
+            wants.join(" "),
+            if off.is_empty() { String::new() } else { format!("; remove: {}", off.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(" ")) }))
         .fix(format!("add `{}` to GRUB_CMDLINE_LINUX in /etc/default/grub, then sudo update-grub (RHEL: sudo grub2-mkconfig -o /boot/grub2/grub.cfg) and reboot", wants.join(" ")))
 }
 
@@ -443,9 +444,9 @@ fn firmware_finding(
         }
     }
     let base = format!("/sys/bus/pci/devices/{}/fw_version", fw.pci_address);
-    let unread: Vec<String> = applies
+    let unread: Vec<String> = crate::host::FIRMWARE_COMPONENTS
         .iter()
-        .filter_map(|e| f.why_unavailable(&format!("firmware {} {}", fw.pci_address, e.component)))
+        .filter_map(|c| f.why_unavailable(&format!("firmware {} {c}", fw.pci_address)))
         .map(str::to_string)
         .collect();
     if !unread.is_empty() {
