@@ -42,12 +42,14 @@ fn skip(id: &'static str, why: impl Into<String>) -> Finding {
     Finding::new(id, AREA, Status::Skip, why)
 }
 
-/// Why a fact is missing, as the probe recorded it.
-fn why(f: &HostFacts, fact: &str) -> String {
-    f.why_unavailable(fact)
-        .unwrap_or("it was not read")
-        .to_string()
+/// Why a fact is missing: what the probe recorded (a file that could not be read), else `missing` (the probe records
+/// no missing file).
+fn why(f: &HostFacts, fact: &str, missing: &str) -> String {
+    f.why_unavailable(fact).unwrap_or(missing).to_string()
 }
+
+const NO_CMDLINE: &str = "/proc/cmdline does not exist";
+const NO_NEXT: &str = "no /boot/grub/grub.cfg, /boot/grub2/grub.cfg or /boot/vmlinuz-* names it";
 
 /// The host's GPUs AMD's MI300X guide is about, or why the guide does not apply.
 fn mi300_gpus(f: &HostFacts) -> usize {
@@ -83,7 +85,7 @@ fn check_iommu(cx: &Context) -> Finding {
             ID,
             format!(
                 "IOMMU boot parameters: the kernel command line is unknown: {}",
-                why(f, "cmdline")
+                why(f, "cmdline", NO_CMDLINE)
             ),
         );
     };
@@ -138,7 +140,7 @@ fn check_numa_balancing(cx: &Context) -> Finding {
     let Some(v) = &f.boot.numa_balancing else {
         return skip(
             ID,
-            format!("NUMA balancing: unknown: {}", why(f, "numa_balancing")),
+            format!("NUMA balancing: unknown: {}", why(f, "numa_balancing", "/proc/sys/kernel/numa_balancing does not exist (a kernel without NUMA balancing)")),
         );
     };
     match v.as_str() {
@@ -158,7 +160,7 @@ fn check_amdgpu_params(cx: &Context) -> Finding {
             ID,
             format!(
                 "amdgpu parameters: the kernel command line is unknown: {}",
-                why(f, "cmdline")
+                why(f, "cmdline", NO_CMDLINE)
             ),
         );
     };
@@ -177,7 +179,11 @@ fn check_amdgpu_params(cx: &Context) -> Finding {
     }
     let Some(has) = &f.boot.amdgpu_parameters else {
         let reason = match f.amdgpu_driver.as_ref().is_some_and(|d| d.loaded) {
-            true => why(f, "amdgpu parameters"),
+            true => why(
+                f,
+                "amdgpu parameters",
+                "/sys/module/amdgpu/parameters does not exist",
+            ),
             false => "amdgpu is not loaded".into(),
         };
         return skip(
@@ -232,7 +238,7 @@ fn check_next_kernel(cx: &Context) -> Finding {
             ID,
             format!(
                 "the kernel that boots next is unknown: {}",
-                why(f, "next kernel")
+                why(f, "next kernel", NO_NEXT)
             ),
         );
     };
@@ -307,7 +313,7 @@ fn check_next_module(cx: &Context) -> Finding {
             ID,
             format!(
                 "the next kernel's GPU module: the kernel that boots next is unknown: {}",
-                why(f, "next kernel")
+                why(f, "next kernel", NO_NEXT)
             ),
         );
     };
@@ -352,7 +358,10 @@ fn check_secure_boot(cx: &Context) -> Finding {
     let Some(on) = f.boot.secure_boot else {
         return skip(
             ID,
-            format!("Secure Boot: unknown: {}", why(f, "secure boot")),
+            format!(
+                "Secure Boot: unknown: {}",
+                why(f, "secure boot", &format!("{SECURE_BOOT_FILE} does not exist (not booted through UEFI, or efivarfs is not mounted)"))
+            ),
         );
     };
     if !on {

@@ -27,23 +27,34 @@ const GRUB_DIRS: [&str; 2] = ["/boot/grub", "/boot/grub2"];
 /// The suffixes a kernel module file has: uncompressed, or compressed as the distributions do.
 const KO: [&str; 4] = [".ko", ".ko.zst", ".ko.xz", ".ko.gz"];
 
+/// Records why a file that exists could not be read; a missing file is not recorded (the check that needs it says
+/// which file is missing), as for the drivers' optional files.
+fn unreadable(f: &mut HostFacts, fact: &str, e: crate::host::root::ReadError) {
+    if !e.is_missing() {
+        f.unavailable(fact, e.to_string());
+    }
+}
+
 pub(super) fn probe_boot(root: &HostRoot, f: &mut HostFacts) {
     match root.read_text("/proc/cmdline") {
         Ok(t) => f.boot.cmdline = Some(t.split_whitespace().map(str::to_string).collect()),
-        Err(e) => f.unavailable("cmdline", e.to_string()),
+        Err(e) => unreadable(f, "cmdline", e),
     }
     match root.read_value("/proc/sys/kernel/numa_balancing") {
         Ok(v) => f.boot.numa_balancing = Some(v),
-        Err(e) => f.unavailable("numa_balancing", e.to_string()),
+        Err(e) => unreadable(f, "numa_balancing", e),
     }
     if f.amdgpu_driver.as_ref().is_some_and(|d| d.loaded) {
         match root.list("/sys/module/amdgpu/parameters") {
             Ok(names) => f.boot.amdgpu_parameters = Some(names),
-            Err(e) => f.unavailable("amdgpu parameters", e.to_string()),
+            Err(e) => unreadable(f, "amdgpu parameters", e),
         }
     }
     probe_secure_boot(root, f);
-    probe_next_kernel(root, f);
+    match next_kernel(root) {
+        Ok(k) => f.boot.next_kernel = k,
+        Err(why) => f.unavailable("next kernel", why),
+    }
     probe_modules(root, f);
     probe_firmware(root, f);
 }
@@ -58,11 +69,7 @@ fn probe_secure_boot(root: &HostRoot, f: &mut HostFacts) {
                 b.len()
             ),
         ),
-        Err(e) if e.is_missing() && !root.exists("/sys/firmware/efi") => f.unavailable(
-            "secure boot",
-            "/sys/firmware/efi does not exist: the host did not boot through UEFI, so it has no Secure Boot",
-        ),
-        Err(e) => f.unavailable("secure boot", e.to_string()),
+        Err(e) => unreadable(f, "secure boot", e),
     }
 }
 
@@ -126,14 +133,9 @@ fn grub_selection(root: &HostRoot, dir: &str) -> (String, String) {
     }
 }
 
-fn probe_next_kernel(root: &HostRoot, f: &mut HostFacts) {
-    match next_kernel(root) {
-        Ok(k) => f.boot.next_kernel = Some(k),
-        Err(why) => f.unavailable("next kernel", why),
-    }
-}
-
-fn next_kernel(root: &HostRoot) -> Result<NextKernel, String> {
+/// The kernel that boots next; `Ok(None)` when no GRUB configuration and no `/boot/vmlinuz-*` exist, an error when
+/// one exists and does not say.
+fn next_kernel(root: &HostRoot) -> Result<Option<NextKernel>, String> {
     for dir in GRUB_DIRS {
         let cfg = format!("{dir}/grub.cfg");
         let text = match root.read_text(&cfg) {
@@ -145,7 +147,7 @@ fn next_kernel(root: &HostRoot) -> Result<NextKernel, String> {
         let entries = grub::menu_entries(&text);
         // grub.cfg of a BLS host (RHEL 8+, Fedora) has no menuentry: `blscfg` reads /boot/loader/entries.
         if entries.is_empty() && text.contains("blscfg") {
-            return bls_kernel(root, &sel, &from);
+            return bls_kernel(root, &sel, &from).map(Some);
         }
         if entries.is_empty() {
             return Err(format!(
@@ -153,9 +155,11 @@ fn next_kernel(root: &HostRoot) -> Result<NextKernel, String> {
             ));
         }
         return grub::select(&entries, &sel)
-            .map(|release| NextKernel {
-                release,
-                how: format!("{from}, in {cfg}"),
+            .map(|release| {
+                Some(NextKernel {
+                    release,
+                    how: format!("{from}, in {cfg}"),
+                })
             })
             .map_err(|why| format!("{cfg}: {why}"));
     }
@@ -190,11 +194,13 @@ fn bls_kernel(root: &HostRoot, sel: &str, from: &str) -> Result<NextKernel, Stri
     Ok(NextKernel { release, how })
 }
 
-fn newest_vmlinuz(root: &HostRoot) -> Result<NextKernel, String> {
-    let names = root.list("/boot").map_err(|e| {
-        format!("{e} (and no /boot/grub/grub.cfg or /boot/grub2/grub.cfg names a kernel)")
-    })?;
-    newest(
+fn newest_vmlinuz(root: &HostRoot) -> Result<Option<NextKernel>, String> {
+    let names = match root.list("/boot") {
+        Ok(n) => n,
+        Err(e) if e.is_missing() => return Ok(None),
+        Err(e) => return Err(e.to_string()),
+    };
+    Ok(newest(
         names
             .iter()
             .filter_map(|n| n.strip_prefix("vmlinuz-"))
@@ -204,8 +210,7 @@ fn newest_vmlinuz(root: &HostRoot) -> Result<NextKernel, String> {
     .map(|release| NextKernel {
         release,
         how: "the newest /boot/vmlinuz-* (no GRUB configuration found)".into(),
-    })
-    .ok_or("/boot: has no vmlinuz-* kernel and no GRUB configuration".into())
+    }))
 }
 
 /// The first of `paths` that exists.
