@@ -34,6 +34,18 @@ pub enum Command {
     /// Exit codes: 0 all passed (warnings allowed), 1 a check failed (or warned, with --strict),
     /// 2 bad input (flags, matrices, sysroot), 3 the environment could not be used.
     Doctor(DoctorArgs),
+    /// Check your own Dockerfiles, env files, shell profiles, compose files and Kubernetes manifests.
+    ///
+    /// Read Dockerfiles, env files and shell profiles (`KEY=VALUE`, `export KEY=VALUE`), compose files and the `env:`
+    /// of Kubernetes manifests, with no daemon, and report what would break on a GPU: unpinned rocm/ and nvcr.io
+    /// bases, an HSA_OVERRIDE_GFX_VERSION that contradicts the build targets beside it or the GPUs (--gfx, --sysroot,
+    /// or this host), variables that no component of the image's release reads (with "did you mean"), a PyTorch
+    /// wheel index for another ROCm or CUDA than the image's, and device variables that mix vendors or name GPUs
+    /// that do not exist. Each finding has an id, a status, FILE:LINE and a fix.
+    ///
+    /// Exit codes: 0 nothing failed (warnings allowed), 1 a finding failed (or warned, with --strict), 2 bad input
+    /// (a file that cannot be read or is not valid as its kind, an unknown --gfx or --rocm).
+    Lint(LintArgs),
     /// Write a support bundle that `doctor --sysroot` reads back.
     ///
     /// Write a support bundle: exactly the files doctor reads (in the --sysroot layout), the facts no file shows
@@ -318,6 +330,36 @@ pub struct CollectArgs {
     /// Collect from this host tree (or bundle) instead of `/`.
     #[arg(long, value_name = "DIR")]
     pub sysroot: Option<PathBuf>,
+}
+
+/// Flags of `rocmenv lint`.
+#[derive(Debug, Args)]
+pub struct LintArgs {
+    /// The files: Dockerfiles, env files and shell profiles, compose files, Kubernetes manifests (the kind is taken
+    /// from the name, else from the content).
+    #[arg(required = true, value_name = "PATH")]
+    pub paths: Vec<PathBuf>,
+
+    /// Judge overrides and device numbers against these gfx targets (repeatable, in device order) instead of the
+    /// host's GPUs.
+    #[arg(long, value_name = "gfxNNNN", conflicts_with = "sysroot")]
+    pub gfx: Vec<String>,
+
+    /// Judge against the GPUs of this host tree or bundle instead of this host's.
+    #[arg(long, value_name = "DIR|FILE.tar.zst")]
+    pub sysroot: Option<PathBuf>,
+
+    /// The ROCm release (X.Y or X.Y.Z) for files whose base image names none (env files, scripts).
+    #[arg(long, value_name = "X.Y")]
+    pub rocm: Option<String>,
+
+    /// Print one JSON document instead of the report.
+    #[arg(long)]
+    pub json: bool,
+
+    /// Treat warnings as failures (exit 1).
+    #[arg(long)]
+    pub strict: bool,
 }
 
 /// Flags of `rocmenv doctor`.

@@ -18,6 +18,7 @@ pub mod hostplan;
 pub mod image_ref;
 pub mod inventory;
 pub mod k8s;
+pub mod lint;
 pub mod matrix;
 pub mod ops;
 /// Parsers of what hosts and tools print; public only for the fuzz targets (`fuzz/src/targets.rs`), not an API.

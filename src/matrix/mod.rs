@@ -12,6 +12,7 @@ mod yaml_lines;
 pub use distro::{canonical_distro_version, distro_version_matches, is_os_release_version};
 pub use firmware::{hex_version, FirmwareFile, KnownBadFirmware, FIRMWARE_COMPONENTS};
 pub use gpu::{GpuAnswer, GpuKey, GpuQuery};
+pub(crate) use load::has_public_reference;
 pub use load::{MatrixError, MATRIX_FILES, OPTIONAL_MATRIX_FILES};
 pub use lookup::*;
 pub use query::*;

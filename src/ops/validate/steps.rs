@@ -276,6 +276,39 @@ pub(super) fn hadolint(dockerfile: &str) -> Case {
     c
 }
 
+/// lint's findings as cases, one per finding (its file and line the subject); a file with none is one pass.
+pub(super) fn lint_cases(r: &crate::lint::LintReport) -> Vec<Case> {
+    let mut out = Vec::new();
+    for f in &r.files {
+        let mine: Vec<_> = r.findings.iter().filter(|x| x.path == f.path).collect();
+        if mine.is_empty() {
+            let mut c = Case::new(
+                Step::Lint,
+                "lint",
+                Status::Pass,
+                format!("rocmenv lint finds nothing in {}", f.path),
+            );
+            c.subject = Some(f.path.clone());
+            out.push(c);
+        }
+        for x in mine {
+            let mut c = Case::new(
+                Step::Lint,
+                x.id,
+                x.status,
+                format!("{}: {}", x.path, x.summary),
+            );
+            c.subject = Some(match x.line {
+                Some(l) => format!("{}:{l}", x.path),
+                None => x.path.clone(),
+            });
+            c.fix = x.fix.clone();
+            out.push(c);
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
