@@ -229,19 +229,33 @@ fn module_paths(k: &str, name: &str) -> Vec<String> {
     out
 }
 
-fn modules_of(root: &HostRoot, k: &str, dkms_versions: &[String]) -> KernelModules {
-    let amdgpu = first_existing(root, module_paths(k, "amdgpu")).or_else(|| {
-        first_existing(
-            root,
-            dkms_versions
-                .iter()
-                .map(|v| format!("/var/lib/dkms/amdgpu/{v}/{k}")),
-        )
-    });
+/// The out-of-tree modules of kernel `k`, looked for only for the vendors whose GPUs the host has (each path is a
+/// stat, and doctor has a time budget).
+fn modules_of(
+    root: &HostRoot,
+    k: &str,
+    dkms_versions: &[String],
+    amd: bool,
+    nv: bool,
+) -> KernelModules {
+    let amdgpu = amd
+        .then(|| {
+            first_existing(root, module_paths(k, "amdgpu")).or_else(|| {
+                first_existing(
+                    root,
+                    dkms_versions
+                        .iter()
+                        .map(|v| format!("/var/lib/dkms/amdgpu/{v}/{k}")),
+                )
+            })
+        })
+        .flatten();
     KernelModules {
         release: k.to_string(),
         amdgpu,
-        nvidia: first_existing(root, module_paths(k, "nvidia")),
+        nvidia: nv
+            .then(|| first_existing(root, module_paths(k, "nvidia")))
+            .flatten(),
         headers: first_existing(
             root,
             [
@@ -256,14 +270,21 @@ fn modules_of(root: &HostRoot, k: &str, dkms_versions: &[String]) -> KernelModul
 fn probe_modules(root: &HostRoot, f: &mut HostFacts) {
     let running = f.kernel.as_ref().map(|k| k.release.clone());
     let next = f.boot.next_kernel.as_ref().map(|k| k.release.clone());
-    if running.is_none() && next.is_none() {
+    let (amd, nv) = (
+        f.amd_gpus().next().is_some(),
+        f.nvidia_gpus().next().is_some(),
+    );
+    if (running.is_none() && next.is_none()) || (!amd && !nv) {
         return;
     }
-    let dkms: Vec<String> = root.list("/var/lib/dkms/amdgpu").unwrap_or_default();
+    let dkms: Vec<String> = match amd {
+        true => root.list("/var/lib/dkms/amdgpu").unwrap_or_default(),
+        false => Vec::new(),
+    };
     let mut seen = Vec::new();
     for k in [running, next].into_iter().flatten() {
         if !seen.contains(&k) {
-            f.boot.modules.push(modules_of(root, &k, &dkms));
+            f.boot.modules.push(modules_of(root, &k, &dkms, amd, nv));
             seen.push(k);
         }
     }
