@@ -451,3 +451,54 @@ fn a_bundle_of_a_fault_tree_gives_the_same_boot_findings() {
         .iter()
         .any(|c| c["id"] == "boot.numa-balancing" && c["status"] == "warn"));
 }
+
+#[test]
+fn a_bls_host_boots_the_entry_grub_saved() {
+    // RHEL 9: grub.cfg loads the Boot Loader Specification entries (`blscfg`), grubenv names the saved entry's id.
+    let (_d, root) = copy_of("rhel94-mi300x-x8");
+    put(
+        &root,
+        "boot/grub2/grub.cfg",
+        b"set default=\"${saved_entry}\"\ninsmod blscfg\nblscfg\n",
+    );
+    put(
+        &root,
+        "boot/grub2/grubenv",
+        b"# GRUB Environment Block\nsaved_entry=0123abcd-5.14.0-503.11.1.el9_5.x86_64\n",
+    );
+    for (id, k) in [
+        (
+            "0123abcd-5.14.0-427.22.1.el9_4.x86_64",
+            "5.14.0-427.22.1.el9_4.x86_64",
+        ),
+        (
+            "0123abcd-5.14.0-503.11.1.el9_5.x86_64",
+            "5.14.0-503.11.1.el9_5.x86_64",
+        ),
+    ] {
+        let conf = format!("title Red Hat Enterprise Linux ({k}) 9.4 (Plow)\nversion {k}\nlinux /vmlinuz-{k}\ninitrd /initramfs-{k}.img\noptions root=/dev/mapper/rhel-root ro\n");
+        put(
+            &root,
+            &format!("boot/loader/entries/{id}.conf"),
+            conf.as_bytes(),
+        );
+    }
+    let r = doctor_at(&root, None);
+    let next = find(&r, "boot.next-kernel");
+    assert_ne!(next.status, Status::Skip, "{next:?}");
+    let t = text(next);
+    assert!(
+        t.contains("next-boot kernel 5.14.0-503.11.1.el9_5.x86_64"),
+        "{t}"
+    );
+    assert!(
+        t.contains("saved_entry of /boot/grub2/grubenv, in /boot/loader/entries"),
+        "{t}"
+    );
+    // The dkms driver runs today and the next kernel has no build of it.
+    let m = text(find(&r, "boot.next-kernel-module"));
+    assert!(
+        m.contains("sudo dnf install kernel-devel-5.14.0-503.11.1.el9_5.x86_64"),
+        "{m}"
+    );
+}
