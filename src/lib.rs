@@ -11,6 +11,7 @@ pub mod elf;
 pub mod engine;
 pub mod envplan;
 pub mod error;
+pub mod fix;
 pub mod fleet;
 pub mod gfx;
 pub mod host;

@@ -9,6 +9,7 @@ pub mod completions;
 pub mod dockerfile;
 pub mod doctor;
 pub mod env;
+pub mod fix;
 pub mod gc;
 pub mod init;
 pub mod k8s;
@@ -41,6 +42,7 @@ pub fn dispatch(cli: Cli) -> Result<i32, Error> {
     let is_data = match &cli.command {
         Command::Doctor(a) => a.json,
         Command::Lint(a) => a.json,
+        Command::Fix(a) => a.json,
         Command::Probe { json } | Command::Gc { json, .. } => *json,
         Command::Matrix(a) => a.json,
         // `init -o -` prints the file; otherwise one human line. validate's reports go to files.
@@ -80,6 +82,7 @@ pub fn dispatch(cli: Cli) -> Result<i32, Error> {
         Command::Doctor(a) => doctor::exec(a, ctx, style, &mut out, &mut err),
         Command::Collect(a) => collect::exec(a, ctx, &mut out),
         Command::Lint(a) => lint::exec(a, ctx, style, &mut out),
+        Command::Fix(a) => fix::exec(a, ctx, &mut out),
         Command::Env(a) => env::exec(a, ctx, &mut out, &mut err),
         Command::Dockerfile(a) => dockerfile::exec(*a, ctx, &mut out, &mut err),
         Command::Probe { json } => probe::exec(json, &mut out),
@@ -142,6 +145,7 @@ fn host_spec(c: &Command) -> HostSpec {
         Command::Collect(a) => collect::host_spec(a),
         Command::Env(a) => on(&a.sysroot),
         Command::Lint(a) => on(&a.sysroot),
+        Command::Fix(a) => on(&a.sysroot),
         Command::Dockerfile(a) => on(&a.stack.sysroot),
         Command::Build(a) => on(&a.stack.sysroot),
         Command::Run(a) => on(&a.sysroot),

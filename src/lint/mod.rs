@@ -9,7 +9,7 @@ mod rules;
 mod variables;
 mod yaml;
 
-pub use files::{kind_of, FileKind, LintFile, Located, ReadProblem, Scope};
+pub use files::{assignments_in, kind_of, FileKind, LintFile, Located, ReadProblem, Scope};
 pub use rules::{judge, Inputs, ScopeTarget, ARCH_VARS};
 pub use variables::{Family, Variable, Variables};
 

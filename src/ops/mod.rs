@@ -9,6 +9,7 @@ pub mod dockerfile;
 pub mod doctor;
 pub mod env;
 pub mod files;
+pub mod fix;
 pub mod fleet;
 pub mod gc;
 pub mod init;

@@ -1,6 +1,7 @@
 //! Reporters: render a doctor run as human text or JSON, and build progress. They write to `&mut dyn Write`, so tests capture them.
 
 mod env;
+mod fix;
 pub mod glyphs;
 pub mod html;
 mod human;
@@ -15,6 +16,7 @@ mod suite;
 pub mod validate;
 
 pub use env::{render_env, sh_quote, EnvFormat};
+pub use fix::{render_fix, render_fix_json, FixOutcome};
 pub use human::{render_human, Style};
 pub use json::{doctor_json, render_json};
 pub use junit::merge_junit;

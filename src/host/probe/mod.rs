@@ -1,6 +1,7 @@
 //! Reads a host through a `HostRoot` and a `Session` into `HostFacts`. Never aborts: what cannot be read is recorded.
 
 mod access;
+pub use access::parse_groups;
 mod boot;
 mod deep;
 mod drivers;
