@@ -439,7 +439,8 @@ pub struct DoctorArgs {
     #[arg(long, default_value_t = 10, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..=600))]
     pub tool_timeout: u64,
 
-    /// Check one area (system, gpu, driver, devices, userspace, runtime, environment, topology, containers, tools)
+    /// Check one area (system, gpu, driver, devices, userspace, runtime, environment, topology, health, containers,
+    /// boot, tools)
     /// or one check by id (docker.daemon) or id prefix (docker).
     #[arg(long, value_name = "ID|AREA")]
     pub only: Option<String>,

@@ -14,11 +14,12 @@
 
 use serde_yaml_ng::Value;
 
-const FILES: [(&str, &str); 4] = [
+const FILES: [(&str, &str); 5] = [
     ("rocm.yaml", include_str!("../matrices/rocm.yaml")),
     ("cuda.yaml", include_str!("../matrices/cuda.yaml")),
     ("ngc.yaml", include_str!("../matrices/ngc.yaml")),
     ("gpus.yaml", include_str!("../matrices/gpus.yaml")),
+    ("firmware.yaml", include_str!("../matrices/firmware.yaml")),
 ];
 
 /// GitHub owners that are the vendor or the project itself, so their repositories are primary:

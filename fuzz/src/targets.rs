@@ -350,8 +350,9 @@ pub const EMBEDDED_MATRICES: [&str; 4] = [
     include_str!("../../matrices/gpus.yaml"),
 ];
 
-/// `--matrices DIR` from bytes: the four files (`rocm.yaml`, `cuda.yaml`, `ngc.yaml`, `gpus.yaml`) separated by NUL
-/// bytes; a file not given is the embedded one. An error names a line that the file has.
+/// `--matrices DIR` from bytes: the four files (`rocm.yaml`, `cuda.yaml`, `ngc.yaml`, `gpus.yaml`) and the optional
+/// `firmware.yaml`, separated by NUL bytes; one of the four not given is the embedded one, a missing firmware.yaml
+/// is left out (the embedded list is used). An error names a line that the file has.
 pub fn matrices(data: &[u8]) {
     let s = text(data);
     let mut parts = s.split('\0');
@@ -366,13 +367,17 @@ pub fn matrices(data: &[u8]) {
         })
         .collect();
     let [rocm, cuda, ngc, gpus]: [(String, String); 4] = files.try_into().expect("four files");
+    let firmware = parts
+        .next()
+        .map(|t| ("firmware.yaml".to_string(), t.to_string()));
     let texts = [
         rocm.1.clone(),
         cuda.1.clone(),
         ngc.1.clone(),
         gpus.1.clone(),
+        firmware.as_ref().map(|f| f.1.clone()).unwrap_or_default(),
     ];
-    match Matrices::from_texts(rocm, cuda, ngc, gpus, "fuzz".into()) {
+    match Matrices::from_texts(rocm, cuda, ngc, gpus, firmware, "fuzz".into()) {
         Ok(m) => {
             assert!(m
                 .rocm
@@ -388,6 +393,7 @@ pub fn matrices(data: &[u8]) {
         Err(e) => {
             let i = rocmenv::matrix::MATRIX_FILES
                 .iter()
+                .chain(&rocmenv::matrix::OPTIONAL_MATRIX_FILES)
                 .position(|f| *f == e.file)
                 .expect("the error names a matrix file");
             if let Some(line) = e.line {

@@ -1,6 +1,7 @@
 //! Checks: pure functions of (facts, matrices, target) that return findings. They never print.
 
 mod aer;
+mod boot;
 mod containers;
 mod devices;
 mod driver;
@@ -103,7 +104,7 @@ pub struct Context<'a> {
 }
 
 /// The report sections, in order.
-pub const AREAS: [&str; 11] = [
+pub const AREAS: [&str; 12] = [
     "system",
     "gpu",
     "driver",
@@ -114,6 +115,7 @@ pub const AREAS: [&str; 11] = [
     "topology",
     "health",
     "containers",
+    "boot",
     "tools",
 ];
 
@@ -130,6 +132,7 @@ pub fn run_all(cx: &Context) -> Vec<Finding> {
     out.extend(topology::check(cx));
     out.extend(health::check(cx));
     out.extend(containers::check(cx));
+    out.extend(boot::check(cx));
     out.extend(evidence::check(cx));
     hedge_unconfirmed(cx, &mut out);
     out

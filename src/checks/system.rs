@@ -252,16 +252,15 @@ fn check_os(cx: &Context) -> Finding {
 
 fn check_kernel(cx: &Context) -> Finding {
     const ID: &str = "kernel.rocm-supported";
-    let Some(t) = &cx.target.rocm else {
-        return Finding::new(
-            ID,
-            AREA,
-            Status::Skip,
-            "kernel against ROCm: not checked, the target is CUDA",
-        );
-    };
-    let r = t.release;
     let Some(k) = &cx.facts.kernel else {
+        if cx.target.rocm.is_none() {
+            return Finding::new(
+                ID,
+                AREA,
+                Status::Skip,
+                "kernel against ROCm: not checked, the target is CUDA",
+            );
+        }
         let why = cx.facts.why_unavailable("kernel").unwrap_or("unknown");
         return Finding::new(
             ID,
@@ -270,17 +269,38 @@ fn check_kernel(cx: &Context) -> Finding {
             format!("the kernel release is unknown: {why}"),
         );
     };
+    judge_kernel(cx, ID, AREA, k, "kernel")
+}
+
+/// A kernel (the running one, or the one that boots next) against the target's ROCm release: one rule for both.
+/// `what` starts each summary (`kernel`, `next-boot kernel`).
+pub(super) fn judge_kernel(
+    cx: &Context,
+    id: &'static str,
+    area: &'static str,
+    k: &crate::host::KernelFacts,
+    what: &str,
+) -> Finding {
+    let Some(t) = &cx.target.rocm else {
+        return Finding::new(
+            id,
+            area,
+            Status::Skip,
+            format!("{what} against ROCm: not checked, the target is CUDA"),
+        );
+    };
+    let r = t.release;
     if cx.facts.wsl {
-        return Finding::new(ID, AREA, Status::Skip, format!("kernel {} is WSL2's: ROCm on WSL uses the Windows driver, so the Linux kernel matrix does not apply", k.release))
+        return Finding::new(id, area, Status::Skip, format!("{what} {} is WSL2's: ROCm on WSL uses the Windows driver, so the Linux kernel matrix does not apply", k.release))
             .fix("check the Windows AMD Software (Adrenalin) driver against AMD's ROCm-on-WSL compatibility table");
     }
     let Some(os) = &cx.facts.os else {
         return Finding::new(
-            ID,
-            AREA,
+            id,
+            area,
             Status::Skip,
             format!(
-                "kernel {}: the distribution is unknown, and kernels are listed per distribution",
+                "{what} {}: the distribution is unknown, and kernels are listed per distribution",
                 k.release
             ),
         );
@@ -289,7 +309,7 @@ fn check_kernel(cx: &Context) -> Finding {
     let gpus = host_gfx(cx);
     let d = match match_distro(r, os, code.as_deref(), &gpus) {
         DistroMatch::Listed(d, _) | DistroMatch::Derived(d, _) => d,
-        _ => return Finding::new(ID, AREA, Status::Skip, format!("kernel {}: {} is not listed for ROCm {}, so no kernel list applies (see os.rocm-supported)", k.release, os_name(os), r.version)),
+        _ => return Finding::new(id, area, Status::Skip, format!("{what} {}: {} is not listed for ROCm {}, so no kernel list applies (see os.rocm-supported)", k.release, os_name(os), r.version)),
     };
     if let Some(ks) = d.kernels.iter().find(|ks| ks.major_minor() == k.series) {
         let kind = kernel_list(&DistroSupport {
@@ -297,17 +317,17 @@ fn check_kernel(cx: &Context) -> Finding {
             ..d.clone()
         });
         return Finding::new(
-            ID,
-            AREA,
+            id,
+            area,
             Status::Pass,
             format!(
-                "kernel {} ({kind}) is supported on {} {} by ROCm {}",
+                "{what} {} ({kind}) is supported on {} {} by ROCm {}",
                 k.release, d.id, d.version, r.version
             ),
         );
     }
     let others = releases_supporting(cx.matrices, os, code.as_deref(), Some(&k.series), &gpus);
-    let mut f = Finding::new(ID, AREA, Status::Fail, format!("kernel {} ({} series) is not supported on {} {} by ROCm {} (supported: {})", k.release, k.series, d.id, d.version, r.version, kernel_list(d)))
+    let mut f = Finding::new(id, area, Status::Fail, format!("{what} {} ({} series) is not supported on {} {} by ROCm {} (supported: {})", k.release, k.series, d.id, d.version, r.version, kernel_list(d)))
         .detail(format!("amdgpu-dkms may fail to build against an unlisted kernel. ROCm releases that list {} {} with kernel {}: {}", d.id, d.version, k.series, versions_text(&others)));
     let boot = match d.id.as_str() {
         "ubuntu" => {

@@ -49,8 +49,73 @@ pub struct HostFacts {
     pub container: ContainerConfig,
     /// Output of external tools, with `--deep`.
     pub evidence: Evidence,
+    /// The boot: kernel command line, tuning, the kernel that boots next, Secure Boot, loaded GPU firmware.
+    pub boot: BootFacts,
     /// Facts that could not be read, and why.
     pub unavailable: Vec<Unavailable>,
+}
+
+/// What the boot set up and what the next boot will do. Each field is `None` when its file could not be read; the
+/// reason is in `unavailable` under the fact named on the field.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct BootFacts {
+    /// `/proc/cmdline`, split into words (fact `cmdline`).
+    pub cmdline: Option<Vec<String>>,
+    /// `/proc/sys/kernel/numa_balancing` (fact `numa_balancing`).
+    pub numa_balancing: Option<String>,
+    /// The parameters the loaded amdgpu module has, `/sys/module/amdgpu/parameters/` (fact `amdgpu parameters`).
+    pub amdgpu_parameters: Option<Vec<String>>,
+    /// The kernel that boots next (fact `next kernel`).
+    pub next_kernel: Option<NextKernel>,
+    /// The out-of-tree GPU modules and headers of the running kernel and of the next one.
+    pub modules: Vec<KernelModules>,
+    /// The UEFI `SecureBoot` variable: `Some(true)` when on (fact `secure boot`).
+    pub secure_boot: Option<bool>,
+    /// The firmware versions amdgpu loaded, per AMD GPU.
+    pub firmware: Vec<GpuFirmware>,
+}
+
+/// The kernel that boots next, and how that was found.
+#[derive(Debug, Clone, Serialize)]
+pub struct NextKernel {
+    /// Its release, as `uname -r` will print it.
+    pub release: String,
+    /// Where it came from (`saved_entry of /boot/grub/grubenv in /boot/grub/grub.cfg`, `newest /boot/vmlinuz-*`).
+    pub how: String,
+}
+
+/// The out-of-tree GPU modules one kernel has, and its headers (what dkms needs to build them).
+#[derive(Debug, Clone, Serialize)]
+pub struct KernelModules {
+    /// The kernel release.
+    pub release: String,
+    /// The path of its out-of-tree amdgpu module (`/lib/modules/K/updates/dkms/amdgpu.ko.zst`, a dkms build
+    /// directory), when one exists.
+    pub amdgpu: Option<String>,
+    /// The path of its out-of-tree NVIDIA module, when one exists.
+    pub nvidia: Option<String>,
+    /// The path of its headers (`/lib/modules/K/build`, `/usr/src/linux-headers-K`), when installed.
+    pub headers: Option<String>,
+}
+
+/// The loaded firmware of one AMD GPU, from `fw_version/*_fw_version` of its PCI device.
+#[derive(Debug, Clone, Serialize)]
+pub struct GpuFirmware {
+    /// The GPU's PCI address.
+    pub pci_address: String,
+    /// Component (`mes`, `mes_kiq`, …) → version, as the file shows it (`0x00000083`) and as a number.
+    pub versions: BTreeMap<String, FirmwareVersion>,
+}
+
+/// One firmware version: the text of the sysfs file and its value.
+#[derive(Debug, Clone, Serialize)]
+pub struct FirmwareVersion {
+    /// The file that said it.
+    pub path: String,
+    /// As the file says it.
+    pub text: String,
+    /// Its value.
+    pub value: u32,
 }
 
 /// A fact that could not be read.

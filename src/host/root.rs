@@ -328,6 +328,18 @@ impl HostRoot {
         })
     }
 
+    /// The bytes of a small binary file (an EFI variable), at most `cap`; a longer file is an error naming the path.
+    pub fn read_binary(&self, host_path: &str, cap: u64) -> Result<Vec<u8>, ReadError> {
+        let (buf, truncated) = self.read_bytes(host_path, cap)?;
+        if truncated {
+            return Err(ReadError::new(
+                host_path,
+                format!("is longer than {cap} bytes: not read"),
+            ));
+        }
+        Ok(buf)
+    }
+
     /// Reads a one-line file and trims it; an empty file is an error.
     pub fn read_value(&self, host_path: &str) -> Result<String, ReadError> {
         let (buf, truncated) = self.read_bytes(host_path, MAX_VALUE)?;

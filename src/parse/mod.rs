@@ -2,6 +2,7 @@
 
 #![warn(missing_docs)]
 
+pub mod grub;
 pub mod image_probe;
 pub mod kernel;
 pub mod kfd;
@@ -22,6 +23,9 @@ mod robustness {
     /// Runs every parser on `s`, discarding results: the test is that nothing panics.
     fn all_parsers(s: &str) {
         let _ = kernel::parse_kernel_release(s);
+        let _ = grub::select(&grub::menu_entries(s), "0");
+        let _ = grub::assignments(s);
+        let _ = grub::kernel_of_linux_line(s);
         let _ = kernel::kernel_release_from_proc_version(s);
         let _ = os_release::parse_os_release(s).point_release();
         let n = kfd::parse_kfd_properties(s);

@@ -150,6 +150,7 @@ fn area_title(a: &str) -> &'static str {
         "topology" => "Topology",
         "health" => "Node health",
         "containers" => "Containers",
+        "boot" => "Boot and firmware",
         "tools" => "Tools (--deep)",
         _ => "Other",
     }

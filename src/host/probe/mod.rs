@@ -2,6 +2,7 @@
 
 mod access;
 pub use access::parse_groups;
+mod boot;
 mod deep;
 mod drivers;
 mod gpus;
@@ -14,12 +15,15 @@ use super::root::HostRoot;
 use super::session::Session;
 use crate::parse;
 use access::*;
+use boot::*;
 use deep::*;
 use drivers::*;
 use gpus::*;
 use health::*;
 use installs::*;
 use system::*;
+
+pub use boot::{FIRMWARE_COMPONENTS, SECURE_BOOT_VAR};
 
 /// How far the probe goes.
 #[derive(Debug, Clone, Default)]
@@ -86,6 +90,7 @@ pub fn probe(root: &HostRoot, session: &dyn Session, opts: &ProbeOptions) -> Hos
     probe_nodes(root, session, &mut f);
     probe_tools(root, &env, &mut f);
     probe_system(root, &mut f);
+    probe_boot(root, &mut f);
     f.env = env
         .iter()
         .filter(|(k, _)| {
