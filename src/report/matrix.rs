@@ -358,6 +358,14 @@ fn gfx(a: &GfxAnswer, origin: &str, out: &mut dyn Write) -> io::Result<()> {
             }
             ("override-crashes", ..) => "not: the known override crashes (different ISA)".into(),
             ("override-not-built", ..) => "not: its override target is not built either".into(),
+            ("override-unknown", _, Some(t)) => format!(
+                "unknown (no built data): override to {t} (HSA_OVERRIDE_GFX_VERSION={}) as in the field, unconfirmed{}",
+                t.override_value(),
+                r.nearest_known
+                    .as_ref()
+                    .map(|v| format!("; nearest release with data: {v}"))
+                    .unwrap_or_default()
+            ),
             ("no-override", ..) => "not built, no override known".into(),
             (other, ..) => other.into(),
         };
