@@ -675,7 +675,8 @@ fn an_os_listed_for_other_gpus_fails_for_this_gpu() {
     let f = find(&r, "os.rocm-supported", None);
     assert_eq!(f.status, Status::Fail, "{}", f.summary);
     assert!(
-        f.summary.contains("not for this host's gfx1100"),
+        f.summary
+            .contains("not for this host's Radeon RX 7900 XTX (gfx1100)"),
         "{}",
         f.summary
     );

@@ -191,3 +191,191 @@ fn every_ngc_release_has_data_center_branches_or_says_it_does_not_know() {
         assert!(branches.iter().any(|x| x == b), "{b}: {branches:?}");
     }
 }
+
+// ------------------------------------------------------------------ OS support per GPU model
+
+fn capture(name: &str) -> String {
+    std::fs::read_to_string(
+        PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/captures")
+            .join(name),
+    )
+    .unwrap()
+}
+
+/// Every AMD GPU of `root` gets PCI device id `id`; with `gfx`, KFD reports that `gfx_target_version` too.
+fn make_gpus(root: &Path, from_id: &str, id: &str, gfx: Option<(&str, &str)>) {
+    let devs = root.join("sys/bus/pci/devices");
+    for e in std::fs::read_dir(&devs).unwrap() {
+        let p = e.unwrap().path().join("device");
+        if std::fs::read_to_string(&p).is_ok_and(|t| t.trim() == from_id) {
+            std::fs::write(&p, format!("{id}\n")).unwrap();
+        }
+    }
+    if let Some((from, to)) = gfx {
+        let nodes = root.join("sys/class/kfd/kfd/topology/nodes");
+        for e in std::fs::read_dir(&nodes).unwrap() {
+            let p = e.unwrap().path().join("properties");
+            let t = std::fs::read_to_string(&p).unwrap();
+            std::fs::write(
+                &p,
+                t.replace(
+                    &format!("gfx_target_version {from}"),
+                    &format!("gfx_target_version {to}"),
+                ),
+            )
+            .unwrap();
+        }
+    }
+}
+
+fn os_check(root: &Path, target: &str, matrices: Option<&Path>) -> (Status, String) {
+    let r = build_report(&DoctorOptions {
+        sysroot: Some(root.to_path_buf()),
+        target: Some(target.parse().unwrap()),
+        matrices: matrices.map(Path::to_path_buf),
+        ..DoctorOptions::default()
+    })
+    .unwrap();
+    let f = finding(&r, "os.rocm-supported");
+    (f.status, format!("{} | {:?}", f.summary, f.detail))
+}
+
+/// AMD's 7.0.x and 7.2.x footnotes keep Radeon cards off RHEL 8.10 and Rocky 9 (rhel-700: "RHEL 8.10 is
+/// supported only on AMD Instinct MI300X, MI300A, MI250X, MI250, MI210, and MI100 GPUs"; rl-700: "Rocky Linux 9
+/// is supported only on AMD Instinct MI300X and MI300A GPUs"): an RX 7900 XTX on either is not passed.
+#[test]
+fn an_rx_7900_xtx_on_rocky_9_or_rhel_8_10_is_not_passed() {
+    for (os, target) in [
+        ("os-release_rocky9.3.txt", "rocm-7.2.4"),
+        ("os-release_rhel8.10.txt", "rocm-7.0.2"),
+    ] {
+        let (_d, root) = copy_of("rx7900xtx-ubuntu2204-hwe");
+        std::fs::write(root.join("etc/os-release"), capture(os)).unwrap();
+        let (status, text) = os_check(&root, target, None);
+        assert_eq!(status, Status::Fail, "{os} {target}: {text}");
+        assert!(
+            text.contains("Radeon RX 7900 XTX (gfx1100)"),
+            "{os}: {text}"
+        );
+    }
+}
+
+/// AMD's 10.0.0 table, per GPU model (the audit's 15 cells: MI350P ×7, MI325X ×3, MI300A ×4, MI210 ×1): each
+/// excluded model fails on its OS, while a listed model of the same gfx target passes there.
+#[test]
+fn every_per_model_exclusion_of_the_10_0_table_holds() {
+    use rocmenv::matrix::{HostGpu, Matrices};
+    let m = Matrices::embedded().unwrap();
+    let r = m.rocm_release("10.0.0").unwrap();
+    let gpu = |name: &str| {
+        let model = m.model_named(name).unwrap_or_else(|| panic!("{name}"));
+        HostGpu {
+            model: Some(model),
+            gfx: model.gfx.unwrap(),
+        }
+    };
+    let cells: [(&str, &str, &str, &str); 15] = [
+        ("MI350P", "ubuntu", "22.04", "MI355X"),
+        ("MI350P", "rhel", "10.0", "MI355X"),
+        ("MI350P", "rhel", "9.4", "MI355X"),
+        ("MI350P", "rhel", "8.10", "MI355X"),
+        ("MI350P", "debian", "12", "MI355X"),
+        ("MI350P", "ol", "10", "MI355X"),
+        ("MI350P", "ol", "9", "MI355X"),
+        ("MI325X", "rhel", "8.10", "MI300X"),
+        ("MI325X", "ol", "8", "MI300X"),
+        ("MI325X", "rocky", "9.6", "MI300X"),
+        ("MI300A", "debian", "13", "MI300X"),
+        ("MI300A", "ol", "10", "MI300X"),
+        ("MI300A", "ol", "9", "MI300X"),
+        ("MI300A", "ol", "8", "MI300X"),
+        ("MI210", "debian", "12", "MI250"),
+    ];
+    for (out, id, v, listed) in cells {
+        let (_, left) = r.distro_for(id, v, &[gpu(out)]).unwrap();
+        assert_eq!(left.len(), 1, "{out} on {id} {v} should be excluded");
+        let (_, left) = r.distro_for(id, v, &[gpu(listed)]).unwrap();
+        assert!(left.is_empty(), "{listed} on {id} {v} should be listed");
+    }
+    // A model AMD's table does not name (a VF, MI308X) is judged by its gfx target.
+    let (_, left) = r.distro_for("rocky", "9.6", &[gpu("MI300X VF")]).unwrap();
+    assert!(left.is_empty());
+}
+
+/// The same cells on host trees: the model comes from the PCI id, the target from KFD.
+#[test]
+fn a_tree_with_an_excluded_model_fails_and_a_listed_one_passes() {
+    let debian12 =
+        std::fs::read_to_string(fixture("no-gpu-debian12").join("etc/os-release")).unwrap();
+    let cases: [(&str, &str, &str, String); 4] = [
+        (
+            "mi300x-x4-ubuntu2204",
+            "0x74a1",
+            "0x74a5",
+            capture("os-release_rhel8.10.txt"),
+        ), // MI325X / MI300X
+        (
+            "mi300x-x4-ubuntu2204",
+            "0x74a1",
+            "0x74a5",
+            capture("os-release_rocky9.3.txt"),
+        ),
+        (
+            "mi300x-x4-ubuntu2204",
+            "0x74a1",
+            "0x74a0",
+            capture("os-release_debian13.txt"),
+        ), // MI300A / MI300X
+        ("mi210-x4-ubuntu2204", "0x740f", "0x740f", debian12.clone()), // MI210 / MI250
+    ];
+    for (tree, listed_id, out_id, os) in cases {
+        let (_d, root) = copy_of(tree);
+        std::fs::write(root.join("etc/os-release"), &os).unwrap();
+        if tree.starts_with("mi210") {
+            let (status, text) = os_check(&root, "rocm-10.0", None);
+            assert_eq!(status, Status::Fail, "MI210 on Debian 12: {text}");
+            assert!(text.contains("MI210 (gfx90a)"), "{text}");
+            make_gpus(&root, "0x740f", "0x740c", None);
+            let (status, text) = os_check(&root, "rocm-10.0", None);
+            assert_ne!(status, Status::Fail, "MI250 on Debian 12: {text}");
+            continue;
+        }
+        let (status, text) = os_check(&root, "rocm-10.0", None);
+        assert_ne!(status, Status::Fail, "MI300X ({listed_id}): {text}");
+        make_gpus(&root, listed_id, out_id, None);
+        let (status, text) = os_check(&root, "rocm-10.0", None);
+        assert_eq!(status, Status::Fail, "{out_id}: {text}");
+    }
+}
+
+/// Adding a model and its exclusion is a YAML edit: give MI350P a PCI id in a copy of gpus.yaml, and an MI350P
+/// tree on Ubuntu 22.04 fails against 10.0.0 (AMD lists 22.04 for every Instinct GPU but MI350P), while an
+/// MI355X tree passes.
+#[test]
+fn an_exclusion_is_a_yaml_edit() {
+    let dir = tempfile::tempdir().unwrap();
+    for f in ["rocm.yaml", "cuda.yaml", "ngc.yaml", "gpus.yaml"] {
+        let text = std::fs::read_to_string(
+            PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+                .join("matrices")
+                .join(f),
+        )
+        .unwrap();
+        // 0x7fff is a stand-in for the id AMD has not published: test data only.
+        let text = text.replacen(
+            "{name: \"AMD Instinct MI350P\", vendor: amd, pci_ids: []",
+            "{name: \"AMD Instinct MI350P\", vendor: amd, pci_ids: [\"0x7fff\"]",
+            1,
+        );
+        std::fs::write(dir.path().join(f), text).unwrap();
+    }
+    let (_d, root) = copy_of("mi300x-x4-ubuntu2204");
+    make_gpus(&root, "0x74a1", "0x75a3", Some(("90402", "90500"))); // MI355X, gfx950
+    let (status, text) = os_check(&root, "rocm-10.0", Some(dir.path()));
+    assert_ne!(status, Status::Fail, "MI355X: {text}");
+    make_gpus(&root, "0x75a3", "0x7fff", None);
+    let (status, text) = os_check(&root, "rocm-10.0", Some(dir.path()));
+    assert_eq!(status, Status::Fail, "MI350P: {text}");
+    assert!(text.contains("MI350P (gfx950)"), "{text}");
+}

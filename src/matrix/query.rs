@@ -2,7 +2,7 @@
 
 use super::distro::{canonical_distro_version, distro_version_matches};
 use super::schema::*;
-use super::Matrices;
+use super::{HostGpu, Matrices};
 use crate::gfx::GfxTarget;
 use crate::version::{parse_with_parts, DriverVersion, Version};
 
@@ -355,21 +355,19 @@ impl RocmRelease {
             .collect()
     }
 
-    /// The row for this OS that covers the most of `gpus` (the first on a tie), and the targets it leaves out.
-    pub fn distro_for(
+    /// The row for this OS that covers the most of `gpus` (the first on a tie), and the GPUs it leaves out:
+    /// each judged by its model, then its gfx target ([`DistroSupport::covers`]).
+    pub fn distro_for<'g>(
         &self,
         id: &str,
         version_id: &str,
-        gpus: &[GfxTarget],
-    ) -> Option<(&DistroSupport, Vec<GfxTarget>)> {
+        gpus: &[HostGpu<'g>],
+    ) -> Option<(&DistroSupport, Vec<HostGpu<'g>>)> {
         self.distro_rows(id, version_id)
             .into_iter()
             .map(|d| {
-                let left_out: Vec<GfxTarget> = gpus
-                    .iter()
-                    .copied()
-                    .filter(|t| !d.supports_gfx(*t))
-                    .collect();
+                let left_out: Vec<HostGpu<'g>> =
+                    gpus.iter().copied().filter(|g| !d.covers(g)).collect();
                 (d, left_out)
             })
             .min_by_key(|(_, left_out)| left_out.len())
