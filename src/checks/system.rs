@@ -227,7 +227,7 @@ fn check_os(cx: &Context) -> Finding {
             if d.limits_gpus() {
                 // The pass holds for these GPUs only: say so in text output too.
                 f = f
-                    .detail(format!("for {} only{}", d.gpus_text(), d.note.as_deref().map(|n| format!(": {n}")).unwrap_or_default()))
+                    .detail(format!("for {}{}", d.gpus_text(), d.note.as_deref().map(|n| format!(": {n}")).unwrap_or_default()))
                     .conditional();
             }
             f

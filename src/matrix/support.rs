@@ -90,28 +90,24 @@ impl DistroSupport {
         !self.gfx.is_empty() || !self.gpus.is_empty() || !self.exclude_gpus.is_empty()
     }
 
-    /// Which GPUs the row is for, in words: `gfx950, gfx942 (not MI350P)`; empty when it is for all.
+    /// Which GPUs the row is for, in words: `gfx950, gfx942 only (not MI350P)`, `MI300X, MI300A only`,
+    /// `every GPU but Radeon PRO V620`; empty when it is for all.
     pub fn gpus_text(&self) -> String {
-        let mut parts = Vec::new();
-        if !self.gpus.is_empty() {
-            parts.push(self.gpus.join(", "));
-        } else if !self.gfx.is_empty() {
-            parts.push(
-                self.gfx
-                    .iter()
-                    .map(|g| g.to_string())
-                    .collect::<Vec<_>>()
-                    .join(", "),
-            );
+        let listed = if !self.gpus.is_empty() {
+            self.gpus.join(", ")
+        } else {
+            self.gfx
+                .iter()
+                .map(|g| g.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let not = self.exclude_gpus.join(", ");
+        match (listed.is_empty(), not.is_empty()) {
+            (true, true) => String::new(),
+            (true, false) => format!("every GPU but {not}"),
+            (false, true) => format!("{listed} only"),
+            (false, false) => format!("{listed} only (not {not})"),
         }
-        if !self.exclude_gpus.is_empty() {
-            let not = format!("not {}", self.exclude_gpus.join(", "));
-            parts.push(if parts.is_empty() {
-                not
-            } else {
-                format!("({not})")
-            });
-        }
-        parts.join(" ")
     }
 }

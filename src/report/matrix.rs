@@ -191,10 +191,11 @@ fn rocm_distros(r: &RocmRelease, out: &mut dyn Write) -> io::Result<()> {
             .iter()
             .map(|k| format!("{} {}", k.series, kind(k.kind)))
             .collect();
-        let only = if d.gfx.is_empty() {
-            String::new()
+        // The GPUs the row is for: its targets or models, and the models it leaves out (issue 34).
+        let only = if d.limits_gpus() {
+            format!("  for {}", d.gpus_text())
         } else {
-            format!("  for {}", list(&d.gfx))
+            String::new()
         };
         let note = d
             .note
