@@ -456,6 +456,41 @@ fn every_record_has_a_source() {
     report("record without a source", bad);
 }
 
+/// Issue 34: an NGC record whose own release-notes page was not read confirms none of the fields only that page
+/// would give: its Ubuntu, Python, CUDA, driver floor and data-center branches are marked unconfirmed.
+#[test]
+fn an_unread_ngc_page_confirms_nothing() {
+    let doc: Value = serde_yaml_ng::from_str(include_str!("../matrices/ngc.yaml")).unwrap();
+    let mut bad = Vec::new();
+    let mut unread = 0;
+    for r in doc["releases"].as_sequence().unwrap() {
+        let source = r["source"].as_str().unwrap_or("");
+        if !(source.contains("(not read") || source.contains("page not read")) {
+            continue;
+        }
+        unread += 1;
+        let marked: Vec<&str> = r["unconfirmed"]
+            .as_sequence()
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .collect();
+        for field in ["ubuntu", "python", "cuda", "min_driver"] {
+            if !marked.contains(&field) && !marked.contains(&"*") {
+                bad.push(format!(
+                    "NGC {:?}: page not read, `{field}` not marked unconfirmed",
+                    r["release"]
+                ));
+            }
+        }
+    }
+    assert!(
+        unread >= 20,
+        "only {unread} unread records: the filter is broken"
+    );
+    report("unread page, field presented as confirmed", bad);
+}
+
 #[test]
 fn the_rules_catch_what_they_are_for() {
     // Each detector on a line it must flag, so a rule cannot pass by matching nothing.
