@@ -379,3 +379,23 @@ fn an_exclusion_is_a_yaml_edit() {
     assert_eq!(status, Status::Fail, "MI350P: {text}");
     assert!(text.contains("MI350P (gfx950)"), "{text}");
 }
+
+/// AMD's 6.2.x footnotes (mi300_620 … mi300_624): "MI300X (gfx942) is supported on listed operating systems
+/// except Ubuntu 22.04.5 [6.8 HWE] and Ubuntu 22.04.4 [6.5 HWE]". A row per model carries it: an MI300X on the
+/// 6.5 HWE kernel fails the kernel check against 6.2.4, while an RX 7900 XTX on the same kernel passes.
+#[test]
+fn a_kernel_limit_of_one_model_is_data() {
+    let kernel_check = |root: &Path| {
+        let r = doctor_on(root, "rocm-6.2.4");
+        let f = finding(&r, "kernel.rocm-supported");
+        (f.status, f.summary.clone())
+    };
+    let (_d, root) = copy_of("mi300x-x4-ubuntu2204");
+    let (status, text) = kernel_check(&root);
+    assert_eq!(status, Status::Pass, "GA kernel: {text}");
+    std::fs::write(root.join("proc/sys/kernel/osrelease"), "6.5.0-26-generic\n").unwrap();
+    let (status, text) = kernel_check(&root);
+    assert_eq!(status, Status::Fail, "MI300X on 6.5 HWE: {text}");
+    let (status, text) = kernel_check(&fixture("rx7900xtx-ubuntu2204-hwe"));
+    assert_eq!(status, Status::Pass, "RX 7900 XTX on 6.5 HWE: {text}");
+}
