@@ -260,14 +260,22 @@ fn unknown_note(
     format!("unconfirmed: the matrices do not say whether ROCm {} builds {} (no built data), so this is the override used in the field{near}{evidence}", r.version, a.target)
 }
 
-/// The newest release that builds (natively, else through an override) every target.
+/// The newest release that builds every target natively, else through an override the matrices confirm, else through
+/// one they cannot (no built data).
 pub fn default_release<'m>(m: &'m Matrices, targets: &[GfxTarget]) -> &'m RocmRelease {
     let all = |pred: &dyn Fn(&RocmRelease, GfxTarget) -> bool| {
         m.production()
             .rev()
             .find(|r| targets.iter().all(|t| pred(r, *t)))
     };
+    // Known data first: a release whose built lists confirm the override beats a newer one that cannot say.
     all(&|r, t| r.builds(t))
+        .or_else(|| {
+            all(&|r, t| {
+                let how = m.gfx_on_release(r, t);
+                how.runs() && !how.is_unconfirmed()
+            })
+        })
         .or_else(|| all(&|r, t| m.gfx_on_release(r, t).runs()))
         .unwrap_or_else(|| m.newest_rocm())
 }

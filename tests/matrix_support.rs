@@ -31,6 +31,14 @@ fn unknown_built_data_gives_the_field_override_marked_unconfirmed() {
     assert!(err.contains("unconfirmed"), "{err}");
     assert!(err.contains("nearest release with data: 6.2.2"), "{err}");
     assert!(!err.contains("not built"), "{err}");
+    // Without --rocm, a release whose data confirms the override (10.0.0) wins over a newer one that cannot say.
+    let o = rocmenv(&["env", "--gfx", "gfx90c"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert!(
+        err.contains("ROCm 10.0.0") && !err.contains("unconfirmed"),
+        "{err}"
+    );
 }
 
 /// `matrix gfx gfx90c` shows the releases without data as "unknown", and "not" only where a `built:` list
