@@ -189,6 +189,7 @@ impl Matrices {
         validate_ngc(&m.ngc, &ngc)?;
         validate_gpus(&m.gpus, &gpus)?;
         validate_ngc_cuda(&m.ngc, &m.cuda, &ngc)?;
+        validate_distro_gpus(&m.rocm, &m.gpus, &rocm)?;
         m.sort();
         Ok(m)
     }
@@ -425,6 +426,46 @@ fn validate_rocm(f: &RocmFile, src: &(String, String)) -> Result<(), MatrixError
             fields::ROCM_RELEASE,
             false,
         )?;
+    }
+    Ok(())
+}
+
+/// Every model a distro row names (`gpus:`, `exclude_gpus:`) is an AMD model of gpus.yaml, by name, short name
+/// or PCI id: a misspelt exclusion would silently exclude nothing.
+fn validate_distro_gpus(
+    f: &RocmFile,
+    gpus: &GpusFile,
+    src: &(String, String),
+) -> Result<(), MatrixError> {
+    for r in &f.releases {
+        for d in &r.distros {
+            for (key, e) in d
+                .gpus
+                .iter()
+                .map(|e| ("gpus", e))
+                .chain(d.exclude_gpus.iter().map(|e| ("exclude_gpus", e)))
+            {
+                let known = gpus
+                    .gpus
+                    .iter()
+                    .any(|g| g.vendor == Vendor::Amd && g.answers_to(e));
+                if !known {
+                    return Err(MatrixError {
+                        file: src.0.clone(),
+                        // The first row naming it under that key: where an editor fixes it.
+                        line: src
+                            .1
+                            .lines()
+                            .position(|l| l.contains(&format!("{key}: [")) && l.contains(e.as_str()))
+                            .map(|i| i + 1),
+                        message: format!(
+                            "release {}: {} {}: `{key}` names `{e}`, which is no AMD model of gpus.yaml (use its name, e.g. MI300X, or a PCI id, and add the model to gpus.yaml first)",
+                            r.version, d.id, d.version
+                        ),
+                    });
+                }
+            }
+        }
     }
     Ok(())
 }

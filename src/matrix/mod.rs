@@ -7,6 +7,7 @@ mod load;
 mod lookup;
 mod query;
 mod schema;
+mod support;
 mod yaml_lines;
 
 pub use distro::{canonical_distro_version, distro_version_matches, is_os_release_version};
@@ -17,6 +18,7 @@ pub use load::{MatrixError, MATRIX_FILES, OPTIONAL_MATRIX_FILES};
 pub use lookup::*;
 pub use query::*;
 pub use schema::*;
+pub use support::HostGpu;
 
 /// The matrices, loaded and validated.
 #[derive(Debug, Clone)]
