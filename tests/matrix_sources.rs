@@ -14,12 +14,14 @@
 
 use serde_yaml_ng::Value;
 
-const FILES: [(&str, &str); 5] = [
+const FILES: [(&str, &str); 6] = [
     ("rocm.yaml", include_str!("../matrices/rocm.yaml")),
     ("cuda.yaml", include_str!("../matrices/cuda.yaml")),
     ("ngc.yaml", include_str!("../matrices/ngc.yaml")),
     ("gpus.yaml", include_str!("../matrices/gpus.yaml")),
     ("firmware.yaml", include_str!("../matrices/firmware.yaml")),
+    // lint's list of the variables each component reads (issue 35) follows the same rules.
+    ("variables.yaml", include_str!("../matrices/variables.yaml")),
 ];
 
 /// GitHub owners that are the vendor or the project itself, so their repositories are primary:
