@@ -314,3 +314,48 @@ fn dockers_nvidia_runtime_is_configured_as_nvidia_ctk_does() {
     ok(&rocmenv(&["fix", "--sysroot", tree, "--undo"]));
     assert_eq!(tree_hash(t.path()), original);
 }
+
+#[test]
+fn kernel_parameters_and_numa_balancing_from_amds_mi300x_guide() {
+    let t = copy_of("mi300x-x4-no-iommu-pt");
+    let tree = t.path().to_str().unwrap();
+    std::fs::create_dir_all(t.path().join("proc/sys/kernel")).unwrap();
+    std::fs::write(t.path().join("proc/sys/kernel/numa_balancing"), "1\n").unwrap();
+    let original = tree_hash(t.path());
+    let o = rocmenv(&["fix", "--sysroot", tree, "--json"]);
+    let plan: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let ids: Vec<&str> = plan["actions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["fix.kernel-params", "fix.sysctl"], "{plan:#}");
+    assert_eq!(plan["actions"][0]["needs"]["reboot"], true);
+    ok(&rocmenv(&["fix", "--sysroot", tree, "--apply"]));
+    // The drop-in, sourced after /etc/default/grub as update-grub does, adds the parameters to what was there.
+    let dropin = t.path().join("etc/default/grub.d/90-rocmenv.cfg");
+    let out = Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "GRUB_CMDLINE_LINUX=\"quiet splash\"; . {}; echo \"$GRUB_CMDLINE_LINUX\"",
+            dropin.display()
+        ))
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        "quiet splash iommu=pt pci=realloc=off"
+    );
+    let conf = std::fs::read_to_string(t.path().join("etc/sysctl.d/90-rocmenv.conf")).unwrap();
+    assert!(conf.ends_with("\nkernel.numa_balancing = 0\n"), "{conf}");
+    // In a tree nothing reboots: the plan says the drop-in is there and what is left to do, and changes nothing.
+    let text = ok(&rocmenv(&["fix", "--sysroot", tree]));
+    assert!(
+        text.contains("already adds `iommu=pt pci=realloc=off`; run `sudo update-grub` and reboot"),
+        "{text}"
+    );
+    assert!(text.contains("nothing to fix"), "{text}");
+    ok(&rocmenv(&["fix", "--sysroot", tree, "--undo"]));
+    assert_eq!(tree_hash(t.path()), original);
+}

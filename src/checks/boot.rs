@@ -10,7 +10,7 @@ const AREA: &str = "boot";
 /// AMD's MI300X system optimization guide: GRUB settings (`iommu=pt`, `pci=realloc=off`, `intel_iommu=on` on Intel
 /// hosts) and `kernel.numa_balancing=0`. Rendered at
 /// https://rocm.docs.amd.com/en/latest/how-to/system-optimization/mi300x.html.
-const MI300X_GUIDE: &str =
+pub const MI300X_GUIDE: &str =
     "ROCm/ROCm@d553860f0ae5feec361b3485a3d2e7d6ab5c8d00:docs/how-to/system-optimization/mi300x.rst";
 
 /// The targets that guide is about: the MI300 series.
@@ -52,7 +52,7 @@ const NO_CMDLINE: &str = "/proc/cmdline does not exist";
 const NO_NEXT: &str = "no /boot/grub/grub.cfg, /boot/grub2/grub.cfg or /boot/vmlinuz-* names it";
 
 /// The host's GPUs AMD's MI300X guide is about, or why the guide does not apply.
-fn mi300_gpus(f: &HostFacts) -> usize {
+pub fn mi300_gpus(f: &HostFacts) -> usize {
     f.amd_gpus()
         .filter(|g| {
             g.gfx
@@ -73,28 +73,18 @@ fn param_values<'a>(cmdline: &'a [String], name: &str) -> Vec<&'a str> {
         .collect()
 }
 
-fn check_iommu(cx: &Context) -> Finding {
-    const ID: &str = "boot.iommu";
-    let f = cx.facts;
-    let n = mi300_gpus(f);
-    if n < 2 {
-        return skip(ID, "IOMMU boot parameters: not checked, AMD's MI300X guide asks for them on multi-GPU MI300-series hosts and this host has none");
-    }
-    let Some(cmdline) = &f.boot.cmdline else {
-        return skip(
-            ID,
-            format!(
-                "IOMMU boot parameters: the kernel command line is unknown: {}",
-                why(f, "cmdline", NO_CMDLINE)
-            ),
-        );
-    };
+/// The parameters AMD's MI300X guide asks for that `cmdline` lacks, and those on it that turn the IOMMU off; `fix`
+/// plans from the same answer.
+pub fn iommu_params<'c>(
+    f: &HostFacts,
+    cmdline: &'c [String],
+) -> (Vec<&'static str>, Vec<&'c String>) {
     let intel = f
         .cpu
         .as_ref()
         .and_then(|c| c.model.as_deref())
         .is_some_and(|m| m.contains("Intel"));
-    let mut wants: Vec<&str> = Vec::new();
+    let mut wants: Vec<&'static str> = Vec::new();
     if !param_values(cmdline, "iommu").contains(&"pt") {
         wants.push("iommu=pt");
     }
@@ -111,6 +101,26 @@ fn check_iommu(cx: &Context) -> Finding {
         .iter()
         .filter(|w| *w == "iommu=off" || *w == "amd_iommu=off" || *w == "intel_iommu=off")
         .collect();
+    (wants, off)
+}
+
+fn check_iommu(cx: &Context) -> Finding {
+    const ID: &str = "boot.iommu";
+    let f = cx.facts;
+    let n = mi300_gpus(f);
+    if n < 2 {
+        return skip(ID, "IOMMU boot parameters: not checked, AMD's MI300X guide asks for them on multi-GPU MI300-series hosts and this host has none");
+    }
+    let Some(cmdline) = &f.boot.cmdline else {
+        return skip(
+            ID,
+            format!(
+                "IOMMU boot parameters: the kernel command line is unknown: {}",
+                why(f, "cmdline", NO_CMDLINE)
+            ),
+        );
+    };
+    let (wants, off) = iommu_params(f, cmdline);
     if wants.is_empty() && off.is_empty() {
         return Finding::new(ID, AREA, Status::Pass, format!("/proc/cmdline has the IOMMU and PCI parameters AMD's MI300X guide asks for on {n} MI300-series GPUs"))
             .detail(format!("guide: {MI300X_GUIDE}"));

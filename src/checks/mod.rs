@@ -16,6 +16,7 @@ mod topology;
 mod userspace;
 mod verdict;
 
+pub use boot::{iommu_params, mi300_gpus, MI300X_GUIDE};
 pub use verdict::{Verdict, VerdictInput};
 
 use crate::host::HostFacts;

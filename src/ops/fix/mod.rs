@@ -71,6 +71,17 @@ pub fn plan(ctx: &Ctx, req: &FixRequest) -> Result<FixPlan, Error> {
     if let Some(a) = docker_runtime(&host.root, facts, &mut notes) {
         actions.push(a);
     }
+    let live = root == FixRoot::Live;
+    let dropin = host.root.read_text(crate::fix::GRUB_DROPIN).ok();
+    let (params, said) = crate::fix::plan_kernel_params(facts, dropin.as_deref(), live);
+    actions.extend(params);
+    notes.extend(said);
+    let sysctl = host.root.read_text(crate::fix::SYSCTL_CONF).ok();
+    actions.extend(crate::fix::plan_numa_balancing(
+        facts,
+        sysctl.as_deref(),
+        live,
+    ));
     let hp = resolve(ctx, &PlanRequest::default())?;
     let visible = (facts.amd_gpus().count(), facts.nvidia_gpus().count());
     let files = profile_files(&host.root, user.as_ref(), &passwd);
