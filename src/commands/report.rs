@@ -1,10 +1,14 @@
 //! `rocmenv report merge|html|compare`: read every file one at a time (a bad one is a one-line error naming it),
 //! merge, write one format (and, with `--html`, the page); compare bench results.
 
-use crate::cli::{HtmlArgs, MergeArgs, MergeFormatArg, ReportArgs, ReportCommand};
+use crate::cli::{
+    CompareArgs, CompareFormatArg, HtmlArgs, MergeArgs, MergeFormatArg, ReportArgs, ReportCommand,
+};
 use crate::error::Error;
+use crate::ops::compare::{self as cmp, ComparePlan, Comparison};
 use crate::ops::files::{write_atomic, write_page};
 use crate::ops::fleet::{self, render};
+use crate::report::compare as view;
 use std::io::Write;
 
 fn render(m: &fleet::Merged, format: MergeFormatArg, out: &mut dyn Write) -> std::io::Result<()> {
@@ -62,10 +66,47 @@ fn page(a: HtmlArgs, out: &mut dyn Write) -> Result<i32, Error> {
     Ok(exit_code(p.failed))
 }
 
+fn render_compare(
+    c: &Comparison,
+    format: CompareFormatArg,
+    out: &mut dyn Write,
+) -> std::io::Result<()> {
+    match format {
+        CompareFormatArg::Text => view::text(c, out),
+        CompareFormatArg::Markdown => view::markdown(c, out),
+        CompareFormatArg::Json => {
+            let text =
+                serde_json::to_string_pretty(&view::json(c)).map_err(std::io::Error::other)?;
+            writeln!(out, "{text}")
+        }
+        CompareFormatArg::Html => {
+            let text = view::html(c).map_err(std::io::Error::other)?;
+            out.write_all(text.as_bytes())
+        }
+    }
+}
+
+fn compare(a: CompareArgs, out: &mut dyn Write) -> Result<i32, Error> {
+    let c = cmp::compare(&ComparePlan {
+        files: a.files,
+        fail_on_regression: a.fail_on_regression,
+    })?;
+    match &a.output {
+        Some(path) => {
+            let mut buf = Vec::new();
+            render_compare(&c, a.format, &mut buf).map_err(Error::Output)?;
+            write_atomic(path, &buf)?;
+        }
+        None => super::written(render_compare(&c, a.format, out))?,
+    }
+    Ok(exit_code(c.regressions > 0))
+}
+
 /// Runs `rocmenv report`; returns the exit code.
 pub fn exec(a: ReportArgs, out: &mut dyn Write) -> Result<i32, Error> {
     match a.action {
         ReportCommand::Merge(m) => merge(m, out),
         ReportCommand::Html(h) => page(h, out),
+        ReportCommand::Compare(c) => compare(c, out),
     }
 }

@@ -3,6 +3,7 @@
 //! text, JSON, JUnit or Markdown (`render`): failures first, grouped by check and message, then counts per check,
 //! then the grid while it stays readable.
 
+pub mod compare;
 pub mod environment;
 pub mod input;
 pub mod render;

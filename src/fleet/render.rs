@@ -45,6 +45,10 @@ fn counts(c: &Counts) -> String {
 /// `text` in lines of at most [`WIDTH`] characters: the first after `first`, the others after `rest`; words longer
 /// than a line are cut.
 pub fn wrap(first: &str, rest: &str, text: &str) -> Vec<String> {
+    // A line that fits stays as written, its spacing included.
+    if first.chars().count() + text.chars().count() <= WIDTH && !text.contains(['\n', '\r']) {
+        return vec![format!("{first}{text}")];
+    }
     let mut lines = Vec::new();
     let mut line = first.to_string();
     let mut len = first.chars().count();
