@@ -201,7 +201,8 @@ fn judge(first: &Option<Figures>, cell: &mut Option<Figures>, threshold: Option<
     };
     if let (Some(a), Some(b)) = (base.throughput, c.throughput) {
         if a > 0.0 {
-            let d = (b / a - 1.0) * 100.0;
+            // Rounded to a thousandth of a percent, so 0.9× reads -10, not -9.999999999999998.
+            let d = ((b / a - 1.0) * 100.0 * 1000.0).round() / 1000.0;
             c.delta_pct = Some(d);
             c.faster = Some(if b >= a {
                 c.label.clone()

@@ -322,6 +322,7 @@ fn md_problems(m: &Merged, problems: &[Problem], out: &mut dyn Write) -> io::Res
             let head = format!("- {} {} `{}`: ", md_mark(p.status), md(&p.group), md(&p.id));
             put(out, &head, "  ", &md(&p.summary))?;
             if let Some(f) = &p.fix {
+                writeln!(out)?;
                 put(out, "  Fix: ", "  ", &md(f))?;
             }
             writeln!(out)?;
