@@ -165,7 +165,7 @@ pub fn group(envs: Vec<(Vec<(String, String)>, usize)>) -> Vec<EnvGroup> {
         }
     }
     // Stable: equal counts keep the order of their first node.
-    out.sort_by(|a, b| b.nodes.len().cmp(&a.nodes.len()));
+    out.sort_by_key(|g| std::cmp::Reverse(g.nodes.len()));
     out
 }
 

@@ -156,7 +156,7 @@ impl Merged {
                     });
                     groups[i].nodes.push(*place);
                 }
-                groups.sort_by(|a, b| b.nodes.len().cmp(&a.nodes.len()));
+                groups.sort_by_key(|g| std::cmp::Reverse(g.nodes.len()));
                 out.extend(groups);
             }
         }
