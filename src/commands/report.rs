@@ -16,12 +16,7 @@ fn render(m: &fleet::Merged, format: MergeFormatArg, out: &mut dyn Write) -> std
         MergeFormatArg::Text => render::text(m, out),
         MergeFormatArg::Markdown => render::markdown(m, out),
         MergeFormatArg::Junit => out.write_all(crate::report::merge_junit(m).as_bytes()),
-        MergeFormatArg::Json => {
-            let text =
-                serde_json::to_string_pretty(&render::json(m)).map_err(std::io::Error::other)?;
-            out.write_all(text.as_bytes())?;
-            out.write_all(b"\n")
-        }
+        MergeFormatArg::Json => render::json(m, out),
     }
 }
 

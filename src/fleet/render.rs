@@ -6,7 +6,7 @@
 use super::environment::EnvGroup;
 use super::table::{Counts, Merged, Problem, GRID_MAX_NODES};
 use crate::status::Status;
-use serde_json::{json, Map, Value};
+use serde::ser::{Serialize, SerializeMap, Serializer};
 use std::io::{self, Write};
 
 /// The longest line the text and Markdown merges write.
@@ -266,30 +266,69 @@ pub fn text(m: &Merged, out: &mut dyn Write) -> io::Result<()> {
     )
 }
 
-/// The merge as one JSON document (`kind: merge`), which `rocmenv report merge` reads back.
-pub fn json(m: &Merged) -> Value {
-    let checks: Vec<Value> = m
-        .rows
-        .iter()
-        .map(|r| {
-            let mut nodes = Map::new();
-            for (p, c) in &r.cells {
-                nodes.insert(
-                    m.nodes[*p].name.clone(),
-                    json!({"status": c.status, "summary": &*c.summary, "fix": c.fix.as_deref()}),
-                );
-            }
-            json!({"group": r.group, "id": r.id, "nodes": nodes})
-        })
-        .collect();
-    json!({
-        "schema_version": 1,
-        "kind": "merge",
-        "rocmenv_version": env!("CARGO_PKG_VERSION"),
-        "nodes": m.nodes,
-        "checks": checks,
-        "summary": m.summary,
-    })
+/// The merge as one JSON document (`kind: merge`), which `rocmenv report merge` reads back; serialised straight
+/// from the table (never a copy of it as a `serde_json::Value`, which at 10,000 nodes is hundreds of MB).
+pub struct JsonMerge<'a>(pub &'a Merged);
+
+struct JsonRows<'a>(&'a Merged);
+struct JsonRow<'a>(&'a Merged, &'a super::table::Row);
+struct JsonCells<'a>(&'a Merged, &'a super::table::Row);
+struct JsonCell<'a>(&'a super::table::Cell);
+
+impl Serialize for JsonMerge<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut m = s.serialize_map(Some(6))?;
+        m.serialize_entry("checks", &JsonRows(self.0))?;
+        m.serialize_entry("kind", "merge")?;
+        m.serialize_entry("nodes", &self.0.nodes)?;
+        m.serialize_entry("rocmenv_version", env!("CARGO_PKG_VERSION"))?;
+        m.serialize_entry("schema_version", &1)?;
+        m.serialize_entry("summary", &self.0.summary)?;
+        m.end()
+    }
+}
+
+impl Serialize for JsonRows<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(self.0.rows.iter().map(|r| JsonRow(self.0, r)))
+    }
+}
+
+impl Serialize for JsonRow<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut m = s.serialize_map(Some(3))?;
+        m.serialize_entry("group", &self.1.group)?;
+        m.serialize_entry("id", &self.1.id)?;
+        m.serialize_entry("nodes", &JsonCells(self.0, self.1))?;
+        m.end()
+    }
+}
+
+impl Serialize for JsonCells<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_map(
+            self.1
+                .cells
+                .iter()
+                .map(|(p, c)| (&self.0.nodes[*p].name, JsonCell(c))),
+        )
+    }
+}
+
+impl Serialize for JsonCell<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut m = s.serialize_map(Some(3))?;
+        m.serialize_entry("fix", &self.0.fix.as_deref())?;
+        m.serialize_entry("status", &self.0.status)?;
+        m.serialize_entry("summary", &*self.0.summary)?;
+        m.end()
+    }
+}
+
+/// Writes [`JsonMerge`] of `m`, pretty-printed, and a newline.
+pub fn json(m: &Merged, out: &mut dyn Write) -> io::Result<()> {
+    serde_json::to_writer_pretty(&mut *out, &JsonMerge(m)).map_err(io::Error::other)?;
+    writeln!(out)
 }
 
 /// Text safe in Markdown: `|` and `<` escaped, lines joined.
