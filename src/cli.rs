@@ -34,6 +34,31 @@ pub enum Command {
     /// Exit codes: 0 all passed (warnings allowed), 1 a check failed (or warned, with --strict),
     /// 2 bad input (flags, matrices, sysroot), 3 the environment could not be used.
     Doctor(DoctorArgs),
+    /// Repair what doctor finds: plan, --apply, --undo.
+    ///
+    /// Plan concrete changes from doctor's findings and the host plan: the render and video groups for the user who
+    /// runs the GPU work, and the override and visible-device variables in their login files (a wrong value replaced
+    /// in its line, the plan's values persisted in /etc/profile.d/rocmenv.sh). Each action shows the finding it
+    /// fixes, the exact change (a diff or a command), whether it needs root, a new login or a reboot, and its source.
+    /// Without --apply nothing changes. With --apply each edit is atomic and journalled (a tree's .rocmenv/fix/, or
+    /// /var/lib/rocmenv/fix/), a second --apply changes nothing, and --undo restores every file byte for byte.
+    ///
+    /// Exit codes: 0 the plan was printed, applied or undone; 2 bad input (flags, a bundle to change, a file that
+    /// is a link or changed since the plan); 3 a file, a command or the journal failed. An action that fails is not
+    /// done; the ones before it are in the journal, and --undo reverts them.
+    Fix(FixArgs),
+    /// Check your Dockerfiles, env files, compose files and manifests.
+    ///
+    /// Read Dockerfiles, env files and shell profiles (`KEY=VALUE`, `export KEY=VALUE`), compose files and the `env:`
+    /// of Kubernetes manifests, with no daemon, and report what would break on a GPU: unpinned rocm/ and nvcr.io
+    /// bases, an HSA_OVERRIDE_GFX_VERSION that contradicts the build targets beside it or the GPUs (--gfx, --sysroot,
+    /// or this host), variables that no component of the image's release reads (with "did you mean"), a PyTorch
+    /// wheel index for another ROCm or CUDA than the image's, and device variables that mix vendors or name GPUs
+    /// that do not exist. Each finding has an id, a status, FILE:LINE and a fix.
+    ///
+    /// Exit codes: 0 nothing failed (warnings allowed), 1 a finding failed (or warned, with --strict), 2 bad input
+    /// (a file that cannot be read or is not valid as its kind, an unknown --gfx or --rocm).
+    Lint(LintArgs),
     /// Write a support bundle that `doctor --sysroot` reads back.
     ///
     /// Write a support bundle: exactly the files doctor reads (in the --sysroot layout), the facts no file shows
@@ -320,6 +345,65 @@ pub struct CollectArgs {
     pub sysroot: Option<PathBuf>,
 }
 
+/// Flags of `rocmenv fix`.
+#[derive(Debug, Args)]
+pub struct FixArgs {
+    /// Plan (and with --apply, change) this host tree instead of `/`; a bundle can be planned, not changed.
+    #[arg(long, value_name = "DIR|FILE.tar.zst")]
+    pub sysroot: Option<PathBuf>,
+
+    /// Only the actions for one action id (fix.groups), finding id (devices.kfd) or area (devices, env).
+    #[arg(long, value_name = "ID|AREA")]
+    pub only: Option<String>,
+
+    /// Whose access and login files to fix; default: $SUDO_USER under sudo, else who runs rocmenv (on a tree, the
+    /// user it recorded).
+    #[arg(long, value_name = "NAME")]
+    pub user: Option<String>,
+
+    /// Perform the plan (root for files under /etc and for group changes on a live host).
+    #[arg(long, conflicts_with = "undo")]
+    pub apply: bool,
+
+    /// Revert everything --apply did, newest first, from the journal.
+    #[arg(long)]
+    pub undo: bool,
+
+    /// Print one JSON document instead of the plan.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Flags of `rocmenv lint`.
+#[derive(Debug, Args)]
+pub struct LintArgs {
+    /// The files: Dockerfiles, env files and shell profiles, compose files, Kubernetes manifests (the kind is taken
+    /// from the name, else from the content).
+    #[arg(required = true, value_name = "PATH")]
+    pub paths: Vec<PathBuf>,
+
+    /// Judge overrides and device numbers against these gfx targets (repeatable, in device order) instead of the
+    /// host's GPUs.
+    #[arg(long, value_name = "gfxNNNN", conflicts_with = "sysroot")]
+    pub gfx: Vec<String>,
+
+    /// Judge against the GPUs of this host tree or bundle instead of this host's.
+    #[arg(long, value_name = "DIR|FILE.tar.zst")]
+    pub sysroot: Option<PathBuf>,
+
+    /// The ROCm release (X.Y or X.Y.Z) for files whose base image names none (env files, scripts).
+    #[arg(long, value_name = "X.Y")]
+    pub rocm: Option<String>,
+
+    /// Print one JSON document instead of the report.
+    #[arg(long)]
+    pub json: bool,
+
+    /// Treat warnings as failures (exit 1).
+    #[arg(long)]
+    pub strict: bool,
+}
+
 /// Flags of `rocmenv doctor`.
 #[derive(Debug, Args)]
 pub struct DoctorArgs {
@@ -355,7 +439,8 @@ pub struct DoctorArgs {
     #[arg(long, default_value_t = 10, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..=600))]
     pub tool_timeout: u64,
 
-    /// Check one area (system, gpu, driver, devices, userspace, runtime, environment, topology, containers, tools)
+    /// Check one area (system, gpu, driver, devices, userspace, runtime, environment, topology, health, containers,
+    /// boot, tools)
     /// or one check by id (docker.daemon) or id prefix (docker).
     #[arg(long, value_name = "ID|AREA")]
     pub only: Option<String>,
@@ -586,6 +671,10 @@ pub struct SmokeArgs {
     /// Fail (exit 1) when the host, or torch in the run, shows fewer than N GPUs: a node that lost one is not healthy.
     #[arg(long, value_name = "N")]
     pub expect_gpus: Option<usize>,
+
+    /// After the level's tests, run checked matmuls and copies on every GPU at once for SECONDS (the burn-in test).
+    #[arg(long, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..=604800))]
+    pub duration: Option<u64>,
 }
 
 /// Flags of `rocmenv bench`.

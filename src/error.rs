@@ -56,7 +56,8 @@ pub enum Error {
         "matrix {0} (fix the file, or drop --matrices/ROCMENV_MATRICES to use the built-in set)"
     )]
     Matrix(#[from] MatrixError),
-    /// `rocmenv.yaml` does not load: a syntax error, an unknown key, a wrong type, or a value that is not valid.
+    /// A file given as input is not usable as it is: `rocmenv.yaml` that does not load (a syntax error, an unknown
+    /// key, a wrong type, a value that is not valid), a file `lint` cannot read, a file `fix` will not change.
     #[error("{}{}: {message}", path.display(), match (line, column) {
         (Some(l), Some(c)) => format!(":{l}:{c}"),
         (Some(l), None) => format!(":{l}"),

@@ -11,6 +11,7 @@ pub mod elf;
 pub mod engine;
 pub mod envplan;
 pub mod error;
+pub mod fix;
 pub mod fleet;
 pub mod gfx;
 pub mod host;
@@ -18,6 +19,7 @@ pub mod hostplan;
 pub mod image_ref;
 pub mod inventory;
 pub mod k8s;
+pub mod lint;
 pub mod matrix;
 pub mod ops;
 /// Parsers of what hosts and tools print; public only for the fuzz targets (`fuzz/src/targets.rs`), not an API.

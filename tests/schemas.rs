@@ -231,6 +231,28 @@ fn a_real_smoke_and_bench_run_are_valid_suite_documents() {
     let mut bad = read(&bench);
     bad["tests"][0]["metrics"][0]["better"] = "faster".into();
     refused(dir.path(), "suite", "suite-better", &bad);
+    // Issue 36: gemm says how many products it checked, bandwidth how many bytes; a count is a whole number.
+    let doc = read(&smoke);
+    let checked = |name: &str, key: &str| {
+        doc["tests"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["name"] == name)
+            .and_then(|t| t["checked"][key].as_u64())
+            .unwrap_or(0)
+    };
+    assert!(checked("gemm", "products") >= 8, "{doc}");
+    assert!(checked("bandwidth", "bytes") >= 8 << 26, "{doc}");
+    let mut bad = doc.clone();
+    let gemm = bad["tests"]
+        .as_array_mut()
+        .unwrap()
+        .iter_mut()
+        .find(|t| t["name"] == "gemm")
+        .unwrap();
+    gemm["checked"]["products"] = "8".into();
+    refused(dir.path(), "suite", "suite-checked", &bad);
 }
 
 /// The validate document as the library serialises it (a real `validate` needs an image build; tests/validate.rs

@@ -199,11 +199,15 @@ fn init_then_validate_the_cpu_stack_passes_with_junit_json_and_markdown() {
     let steps: Vec<&str> = jcases.iter().map(|c| c["step"].as_str().unwrap()).collect();
     let mut order = steps.clone();
     order.dedup();
-    let want: Vec<&str> = ["doctor", "dockerfile", "hadolint", "build", "image"]
+    let want: Vec<&str> = ["doctor", "dockerfile", "hadolint", "lint", "build", "image"]
         .into_iter()
         .chain(std::iter::once("smoke"))
         .collect();
     assert_eq!(order, want, "steps run in order");
+    // Issue 35: lint reads the rendered Dockerfile, and finds nothing in what rocmenv wrote.
+    let lint: Vec<&serde_json::Value> = jcases.iter().filter(|c| c["step"] == "lint").collect();
+    assert_eq!(lint.len(), 1, "{jcases:?}");
+    assert_eq!(lint[0]["status"], "pass", "{jcases:?}");
     let md = std::fs::read_to_string(dir.path().join("v.md")).unwrap();
     assert!(md.starts_with("## rocmenv validate: ✅ passed"), "{md}");
     // Issue 25: the cpu stack's smoke was skipped ("no GPU on this runner") though it runs on the CPU.
@@ -452,6 +456,11 @@ fn broken_configs_exit_2_naming_file_and_line() {
         (
             "schema_version: 1\nhost:\n  target: rocm-6.2\n  driver: 550\nstacks: []\n",
             "bad.yaml:4:3: host: unknown field `driver`",
+        ),
+        // Issue 35: a file for lint that cannot be read is refused before anything is built, at its config line.
+        (
+            "schema_version: 1\nstacks:\n  - name: cpu\n    stack: cpu\n    lint: [deploy/missing.env]\n",
+            "bad.yaml:5:5: stack cpu: lint: ",
         ),
         // Issue 25: an unclosed `[` at the end was reported on line 6 of a 5-line file.
         (

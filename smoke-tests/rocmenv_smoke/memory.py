@@ -3,7 +3,7 @@ import torch
 
 from . import faults
 from .devices import is_oom
-from .result import Failed
+from .result import WRONG_RESULT_FIX, Failed
 
 MIB = 1 << 20
 
@@ -63,9 +63,10 @@ def test_memory(ctx):
         # Every byte of every block must still hold what was written into it (compared where the block lives).
         for i in range(len(blocks)):
             bad = block_diff(blocks[i], i % 251)
+            ctx.count_checked(nbytes=blocks[i].numel())
             if bad:
                 ctx.fail("memory on %s: block %d of %d (%d MiB each): %s"
-                         % (ctx.where, i, len(blocks), block // MIB, bad))
+                         % (ctx.where, i, len(blocks), block // MIB, bad), WRONG_RESULT_FIX)
                 break
     except Exception as e:
         if not is_oom(e):
@@ -94,12 +95,14 @@ def roundtrip(ctx, device, nbytes):
         back = host.clone()
         ctx.note("CPU: the round trip is a copy within host memory")
         if not torch.equal(back, host):
-            ctx.fail("memory on cpu: a host memory copy differs from its source")
+            ctx.fail("memory on cpu: a host memory copy differs from its source", WRONG_RESULT_FIX)
+        ctx.count_checked(nbytes=nbytes)
         ctx.metric("roundtrip_bytes", nbytes, "bytes")
         return
     for label, src in (("pageable", host), ("pinned", host.pin_memory())):
         back = src.to(device.torch).to("cpu")
         if not torch.equal(back, host):
             ctx.fail("memory on %s: %s host->device->host round trip: %d of %d bytes differ"
-                     % (ctx.where, label, int((back != host).sum()), nbytes))
+                     % (ctx.where, label, int((back != host).sum()), nbytes), WRONG_RESULT_FIX)
+        ctx.count_checked(nbytes=nbytes)
     ctx.metric("roundtrip_bytes", nbytes, "bytes")

@@ -22,6 +22,7 @@ SMOKE = {
     "max-batch": TestDef("batch", "test_max_batch", (), True, "each"),
     "diffusion": TestDef("diffusion", "test_diffusion", ("diffusers",), True, "serial"),
     "multi-gpu": TestDef("multigpu", "test_multi_gpu", (), True, "span"),
+    "burn-in": TestDef("burnin", "test_burn_in", (), True, "each"),
 }
 
 BENCH = {

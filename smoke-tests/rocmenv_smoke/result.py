@@ -7,6 +7,11 @@ import traceback
 SCHEMA_VERSION = 2
 PROGRESS_PREFIX = "@rocmenv-test "
 STATUSES = ("pass", "fail", "skip")
+# What to do about a product, a copy or a memory block that came back wrong: the device (or its driver) returned
+# wrong data.
+WRONG_RESULT_FIX = ("the device returned wrong data: rerun with --duration 600 to see how often, check the kernel log "
+                    "(dmesg) and the GPU's error counters (rocm-smi --showrasinfo / nvidia-smi -q -d ECC), and take "
+                    "the GPU out of service if it recurs")
 
 
 def where():
@@ -97,6 +102,8 @@ class Context(object):
         self.notes = []
         self.failures = []
         self.fixes = []
+        # What the test verified: products checked (gemm) and bytes checked (copies, memory blocks).
+        self.checked = {"products": 0, "bytes": 0}
 
     def param(self, key, default=None):
         """A param from the plan, or `default` when the plan has none; either way recorded as used."""
@@ -133,6 +140,11 @@ class Context(object):
         if fix and fix not in self.fixes:
             self.fixes.append(fix)
 
+    def count_checked(self, products=0, nbytes=0):
+        """Adds to what the entry says was checked: whole products, and bytes compared after a copy or a fill."""
+        self.checked["products"] += int(products)
+        self.checked["bytes"] += int(nbytes)
+
     def emit_part(self, entry):
         """Adds a detail entry (named `<test>/<part>`) to the document and prints its progress line."""
         if self._emit is not None:
@@ -149,11 +161,13 @@ class Context(object):
         return sorted(k for k in self._params if k not in self.used_params)
 
 
-def entry(name, status, reason=None, fix=None, metrics=None, params=None, duration_s=0.0, device=None):
-    """One test entry of the document; `device` is torch's GPU index, or None for a test not about one GPU."""
+def entry(name, status, reason=None, fix=None, metrics=None, params=None, duration_s=0.0, device=None,
+          checked=None):
+    """One test entry of the document; `device` is torch's GPU index, or None for a test not about one GPU;
+    `checked` ({products, bytes}) is what it verified, kept when it verified anything."""
     if status not in STATUSES:
         raise ValueError("status must be one of %s, got %r" % (STATUSES, status))
-    return {
+    out = {
         "name": name,
         "status": status,
         "reason": reason,
@@ -163,6 +177,9 @@ def entry(name, status, reason=None, fix=None, metrics=None, params=None, durati
         "duration_s": round(float(duration_s), 3),
         "device": device,
     }
+    if checked and (checked.get("products") or checked.get("bytes")):
+        out["checked"] = {"products": int(checked.get("products", 0)), "bytes": int(checked.get("bytes", 0))}
+    return out
 
 
 def entry_from_context(ctx, duration_s):
@@ -173,7 +190,8 @@ def entry_from_context(ctx, duration_s):
     status = "fail" if ctx.failures else "pass"
     reason = "; ".join(ctx.failures + ctx.notes) or None
     fix = " ".join(ctx.fixes) or None
-    return entry(ctx.name, status, reason, fix, ctx.metrics, ctx.effective_params(), duration_s, ctx.device_index)
+    return entry(ctx.name, status, reason, fix, ctx.metrics, ctx.effective_params(), duration_s, ctx.device_index,
+                 ctx.checked)
 
 
 def exception_line(exc):

@@ -8,10 +8,10 @@ import threading
 import time
 import traceback
 
-from . import faults, registry
+from . import deadlines, faults, registry
 from .plan import PlanError, load_plan
-from .result import (SCHEMA_VERSION, Context, Failed, Skip, entry, entry_from_context, exception_line, where,
-                     fix_for_error, print_progress, write_atomic)
+from .result import (SCHEMA_VERSION, Context, Failed, Skip, device_label, entry, entry_from_context,
+                     exception_line, where, fix_for_error, print_progress, write_atomic)
 
 USAGE = "usage: run.py --plan PLAN.json --out RESULT.json [--devices 0,2]"
 
@@ -92,6 +92,8 @@ class Runner(object):
         self.devices = []  # the selected devices: the CPU, or one Device per selected GPU
         self.no_gpu = None  # (reason, fix) when a GPU vendor has no GPU
         self._lock = threading.Lock()
+        self.stuck = {}  # device label -> the reason its later tests are not run (it did not recover)
+        self.abandoned = []  # the threads of tests that outlived their deadline, still running
 
     def emit(self, test_entry):
         self.entries.append(test_entry)
@@ -144,10 +146,8 @@ class Runner(object):
         results = [None] * len(gpus)
 
         def work(i, d):
-            import torch
             try:
-                with torch.cuda.device(d.index):
-                    results[i] = self.run_single(spec, d, True)
+                results[i] = self.run_single(spec, d, True)
             except BaseException as e:  # a thread must hand back an entry whatever happens
                 results[i] = entry(spec.name, "fail", exception_line(e), None, params=spec.params, device=d.index)
 
@@ -160,6 +160,61 @@ class Runner(object):
         return results
 
     def run_single(self, spec, device, per_device):
+        """The test's entry on `device`, waited for until its deadline (deadlines.py); past it, a failed entry that
+        names the test and the device as possibly stuck, and the run goes on."""
+        td = registry.lookup(self.plan.kind, spec.name)
+        label = device_label(device)
+        index = device.index if (per_device and device is not None and device.is_gpu) else None
+        if td is not None and td.needs_device and label in self.stuck:
+            return entry(spec.name, "fail", "not run: %s" % self.stuck[label], STUCK_FIX, params=spec.params,
+                         device=index)
+        limit = deadlines.deadline_s(spec.name, spec.params, self.plan.level, device is not None and device.is_gpu)
+        box = {}
+        gate = {"open": True}  # closed when the deadline passes: a late test adds nothing to the document
+
+        def emit(part):
+            if gate["open"]:
+                self.emit(part)
+
+        def work():
+            try:
+                if device is not None and device.is_gpu:
+                    import torch
+                    with torch.cuda.device(device.index):
+                        box["entry"] = self._run_test(spec, device, per_device, emit)
+                else:
+                    box["entry"] = self._run_test(spec, device, per_device, emit)
+            except BaseException as e:  # the thread must hand back an entry whatever happens
+                box["entry"] = entry(spec.name, "fail", exception_line(e), None, params=spec.params, device=index)
+
+        name = threading.current_thread().name
+        t = threading.Thread(target=work, name=name if name != "MainThread" else "%s-%s" % (spec.name, label))
+        t.daemon = True
+        t0 = time.perf_counter()
+        t.start()
+        t.join(limit)
+        if not t.is_alive():
+            return box["entry"]
+        gate["open"] = False
+        self.abandoned.append(t)
+        return self._stuck_entry(spec, device, label, index, limit, time.perf_counter() - t0)
+
+    def _stuck_entry(self, spec, device, label, index, limit, took):
+        """The entry of a test that outlived its deadline; marks the device stuck unless a small matmul on it
+        still returns."""
+        reason = ("%s on %s: still running after its deadline of %.0f s (%s level%s); possibly a stuck device"
+                  % (spec.name, label, limit, self.plan.level, _params_words(spec.params)))
+        if device is not None:
+            if _answers(device, min(30.0, max(limit / 4, 2.0))):
+                reason += "; the device still answers a small matmul, so the run goes on"
+            else:
+                self.stuck[label] = ("%s did not answer after %s outlived its deadline (possibly a stuck device)"
+                                     % (label, spec.name))
+                reason += "; it does not answer a small matmul either: its later tests are not run"
+        sys.stderr.write("run.py: %s\n" % reason)
+        return entry(spec.name, "fail", reason, STUCK_FIX, params=spec.params, duration_s=took, device=index)
+
+    def _run_test(self, spec, device, per_device, emit):
         kind = self.plan.kind
         td = registry.lookup(kind, spec.name)
         if td is None:
@@ -172,7 +227,7 @@ class Runner(object):
         if td.needs_device and device is None:
             return entry(spec.name, "fail", "not run: " + self.no_gpu[0], self.no_gpu[1], params=spec.params)
         ctx = Context(spec.name, kind, self.plan.level, self.plan.vendor, device, spec.params, spec.criteria,
-                      self.run_py, self.emit, per_device=per_device, devices=self.devices)
+                      self.run_py, emit, per_device=per_device, devices=self.devices)
         at = ctx.device_index
         t0 = time.perf_counter()
         try:
@@ -184,19 +239,19 @@ class Runner(object):
             result = entry_from_context(ctx, time.perf_counter() - t0)
         except Skip as s:
             result = entry(spec.name, "skip", "; ".join([s.reason] + ctx.notes), s.fix, ctx.metrics,
-                           ctx.effective_params(), time.perf_counter() - t0, at)
+                           ctx.effective_params(), time.perf_counter() - t0, at, ctx.checked)
         except Failed as f:
             result = entry(spec.name, "fail", "; ".join([f.reason] + ctx.failures + ctx.notes),
                            f.fix or (" ".join(ctx.fixes) or None), ctx.metrics, ctx.effective_params(),
-                           time.perf_counter() - t0, at)
+                           time.perf_counter() - t0, at, ctx.checked)
         except Exception as e:
             line = exception_line(e)
             sys.stderr.write("run.py: test %s on %s raised:\n%s" % (spec.name, ctx.where, traceback.format_exc()))
             if device is not None and td.needs_device:
                 line = "%s (on %s)" % (line, ctx.where)
             result = entry(spec.name, "fail", "; ".join([line] + ctx.failures + ctx.notes),
-                           fix_for_error(line) or (" ".join(ctx.fixes) or None), ctx.metrics,
-                           ctx.effective_params(), time.perf_counter() - t0, at)
+                           fix_for_error(line) or (" ".join(ctx.fixes) or None) or CRASH_FIX, ctx.metrics,
+                           ctx.effective_params(), time.perf_counter() - t0, at, ctx.checked)
         finally:
             if device is not None:
                 try:
@@ -235,6 +290,41 @@ class Runner(object):
         return self.document(started, info, vers, env_vars)
 
 
+# What to do about a test that outlived its deadline.
+STUCK_FIX = ("check the kernel log (dmesg) for a GPU hang or reset; reset the GPU (rocm-smi --gpureset -d N / "
+             "nvidia-smi -r -i N) or reboot the node; if the test is only slow here, raise every deadline with "
+             "ROCMENV_DEADLINE_SCALE=2")
+# What to do about a test that raised an error no known cause explains.
+CRASH_FIX = "the suite's stderr above has the traceback; rerun this test alone with --only NAME to reproduce it"
+
+
+def _params_words(params):
+    """", size 256, iters 3": the parameters that set a test's work, for the deadline line."""
+    keys = ("size", "size_mb", "total_mb", "iters", "checked", "seconds", "batch")
+    words = ["%s %s" % (k, params[k]) for k in keys if k in params]
+    return (", " + ", ".join(words)) if words else ""
+
+
+def _answers(device, wait_s):
+    """True when a small matmul on `device` finishes within wait_s seconds (after a test outlived its deadline)."""
+    done = threading.Event()
+
+    def probe():
+        try:
+            import torch
+            x = torch.ones(64, 64, device=device.torch)
+            torch.mm(x, x)
+            device.sync()
+            done.set()
+        except Exception:
+            pass
+
+    t = threading.Thread(target=probe, name="probe-%s" % device_label(device))
+    t.daemon = True
+    t.start()
+    return done.wait(wait_s)
+
+
 # The same names as devices.ENV_VARS, for the document written when torch (and so devices.py) cannot load.
 ENV_FALLBACK = ("HSA_OVERRIDE_GFX_VERSION", "HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES", "CUDA_VISIBLE_DEVICES",
                 "GPU_DEVICE_ORDINAL", "NVIDIA_VISIBLE_DEVICES", "PYTORCH_ROCM_ARCH", "TORCH_CUDA_ARCH_LIST",
@@ -268,17 +358,26 @@ def main(argv, run_py):
         return 2
     try:
         faults.active()
-    except faults.FaultError as e:
+        deadlines.scale()
+    except (faults.FaultError, deadlines.ScaleError) as e:
         sys.stderr.write("run.py: %s\n" % e)
         return 2
     out_dir = os.path.dirname(os.path.abspath(out_path))
     if not os.path.isdir(out_dir):
         sys.stderr.write("run.py: --out %s: directory %s does not exist\n" % (out_path, out_dir))
         return 2
+    runner = Runner(plan, run_py, device_indices=device_indices)
     try:
-        doc = Runner(plan, run_py, device_indices=device_indices).run()
+        doc = runner.run()
     except UsageError as e:
         sys.stderr.write("run.py: %s\n" % e)
         return 2
     write_atomic(out_path, doc)
-    return 1 if any(t["status"] == "fail" for t in doc["tests"]) else 0
+    code = 1 if any(t["status"] == "fail" for t in doc["tests"]) else 0
+    if any(t.is_alive() for t in runner.abandoned):
+        # A test that outlived its deadline is still running in its thread (a stuck device): the document is
+        # written; leave without waiting for it, or for torch's exit handlers on that device.
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    return code

@@ -37,9 +37,17 @@ VERSION_KEYS = ("python", "torch", "hip", "cuda", "miopen", "cudnn", "onnxruntim
 TEST_KEYS = ("name", "status", "reason", "fix", "metrics", "params", "duration_s", "device")
 METRIC_KEYS = ("name", "value", "unit")
 METRIC_OPTIONAL = ("better",)
+CHECKED_KEYS = ("products", "bytes")
 
 
 def check_entry(errors, where, t):
+    if "checked" in t:
+        c = t["checked"]
+        if _type(errors, where + ".checked", c, dict) and _keys(errors, where + ".checked", c, CHECKED_KEYS):
+            for k in CHECKED_KEYS:
+                if _type(errors, "%s.checked.%s" % (where, k), c[k], int) and c[k] < 0:
+                    errors.append("%s.checked.%s: %r is negative" % (where, k, c[k]))
+        t = dict((k, v) for k, v in t.items() if k != "checked")
     if not _keys(errors, where, t, TEST_KEYS):
         return
     _type(errors, where + ".name", t["name"], str)

@@ -25,7 +25,39 @@ def fault(monkeypatch):
 
 def test_gemm_clean_passes_every_row():
     _, check = perf.gemm_case(CPU, 512, torch.float32, 0, 1)
-    assert check["ok"] and check["bad_rows"] == 0 and check["worst"] < 0.5
+    assert check["ok"] and check["bad_rows"] == 0 and check["worst"] < 0.5 and check["products"] == 1
+
+
+def test_every_product_is_checked_not_only_the_last(monkeypatch):
+    # Issue 36: a matmul that corrupts one element of one product in four, into an output the next product
+    # overwrites. Timed products (1 warm-up + 3) and the extra checked ones (up to 8) are each checked.
+    real, calls = torch.mm, []
+
+    def mm(a, b, out=None):
+        r = real(a, b, out=out)
+        calls.append(1)
+        if len(calls) % 4 == 2:
+            r[100, 3] += 1000.0
+        return r
+
+    monkeypatch.setattr(torch, "mm", mm)
+    times, check = perf.gemm_case(CPU, 256, torch.float32, 1, 3, checked=8)
+    assert len(calls) == 8 and len(times) == 3
+    assert not check["ok"] and check["products"] == 8 and check["bad_products"] == 2
+    assert check["reason"].startswith("2 of 8 products wrong; product 2: 1 of 65536 elements differ")
+
+
+def test_a_product_that_writes_nothing_fails(monkeypatch):
+    # The output is filled with NaN before each product: one that leaves it alone cannot pass on the last result.
+    real, calls = torch.mm, []
+
+    def mm(a, b, out=None):
+        calls.append(1)
+        return out if len(calls) == 3 else real(a, b, out=out)
+
+    monkeypatch.setattr(torch, "mm", mm)
+    _, check = perf.gemm_case(CPU, 128, torch.float32, 0, 4)
+    assert not check["ok"] and check["reason"].startswith("1 of 4 products wrong; product 3: ")
 
 
 def test_one_wrong_element_far_from_the_first_rows_fails_gemm(fault):
@@ -34,7 +66,8 @@ def test_one_wrong_element_far_from_the_first_rows_fails_gemm(fault):
         _, check = perf.gemm_case(CPU, 768, dtype, 0, 1)
         assert not check["ok"] and check["bad_rows"] == 1
         # Row 512 of 768: the old check (4 rows) could not see it.
-        assert check["reason"].startswith("1 of 589824 elements differ, max |out-ref| ")
+        assert check["reason"].startswith("1 of 1 products wrong; product 1: 1 of 589824 elements differ, "
+                                          "max |out-ref| ")
         assert "at [512, 17]; bound " in check["reason"] and "1 of 768 rows fail" in check["reason"]
 
 
@@ -53,17 +86,54 @@ def test_gemm_test_reason_names_test_device_and_difference(fault):
     perf.test_gemm(ctx)
     e = entry_from_context(ctx, 0)
     assert e["status"] == "fail" and e["device"] is None
-    assert e["reason"].startswith("gemm fp32 on cpu: 1 of 147456 elements differ, max |out-ref| ")
+    # Quick checks 8 products although it times 1 (and warms up 1): the fault is in each.
+    assert e["reason"].startswith("gemm fp32 on cpu: 8 of 8 products wrong; product 1: 1 of 147456 elements differ, "
+                                  "max |out-ref| ")
+    assert e["checked"] == {"products": 8, "bytes": 0} and "--duration" in e["fix"]
 
 
 # --- copies, memory --------------------------------------------------------------------------------------------
 
 def test_a_wrong_last_byte_of_a_copy_fails(fault):
-    assert perf.copy_times(CPU, 3 << 20, 0, 1)["device_copy"][1] == 6 << 20
+    runs, copies = perf.copy_times(CPU, 3 << 20, 0, 1)
+    assert runs["device_copy"][1] == 6 << 20 and copies == 1
     fault("copy-last-byte")
     with pytest.raises(Failed) as e:
         perf.copy_times(CPU, 3 << 20, 0, 1)
-    assert e.value.reason.startswith("device copy on cpu: 1 of 3145728 bytes differ, first at offset 3145727 (0x")
+    assert e.value.reason.startswith("device copy on cpu: 1 of 1 copies wrong; copy 1: 1 of 3145728 bytes differ, "
+                                     "first at offset 3145727 (0x")
+
+
+def test_every_copy_is_checked_not_only_the_last(monkeypatch):
+    # Issue 36: a copy that corrupts one byte in one copy of eight; the quick level checks at least 8 copies.
+    real, calls = torch.Tensor.copy_, []
+
+    def copy_(self, src, non_blocking=False):
+        r = real(self, src, non_blocking)
+        calls.append(1)
+        if len(calls) % 8 == 3:
+            self[5:6].add_(1)
+        return r
+
+    monkeypatch.setattr(torch.Tensor, "copy_", copy_)
+    with pytest.raises(Failed) as e:
+        perf.copy_times(CPU, 1 << 20, 1, 5, checked=8)
+    assert e.value.reason.startswith("device copy on cpu: 1 of 8 copies wrong; copy 3: 1 of 1048576 bytes differ, "
+                                     "first at offset 5 ")
+
+
+def test_a_copy_that_writes_nothing_fails(monkeypatch):
+    # Copies alternate between two sources that differ in every byte: a skipped copy leaves the wrong bytes.
+    real, calls = torch.Tensor.copy_, []
+
+    def copy_(self, src, non_blocking=False):
+        calls.append(1)
+        return self if len(calls) == 4 else real(self, src, non_blocking)
+
+    monkeypatch.setattr(torch.Tensor, "copy_", copy_)
+    with pytest.raises(Failed) as e:
+        perf.copy_times(CPU, 1 << 20, 0, 6)
+    assert "1 of 6 copies wrong; copy 4: 1048576 of 1048576 bytes differ" in e.value.reason
 
 
 def test_byte_diff_counts_every_byte():
@@ -204,7 +274,7 @@ def test_flop_counts():
 
 
 def test_byte_counts():
-    runs = perf.copy_times(CPU, 2 << 20, 0, 2)
+    runs, _ = perf.copy_times(CPU, 2 << 20, 0, 2)
     times, moved = runs["device_copy"]
     assert moved == 2 * (2 << 20) and len(times) == 2  # read + write
     assert set(runs) == {"device_copy"}  # no h2d/d2h on the CPU
@@ -239,3 +309,71 @@ def test_a_per_gpu_test_yields_one_entry_per_selected_gpu_from_threads(monkeypat
     assert [(e["name"], e["device"], e["status"]) for e in entries] == [("gemm", 0, "pass"), ("gemm", 2, "fail")]
     assert entries[1]["reason"] == "fake on torch device 2: 1 of 4 elements differ"
     assert sorted(i for i, _ in seen) == [0, 2] and all(name.startswith("gemm-gpu") for _, name in seen)
+
+
+# --- deadlines: a test that never returns fails as a possibly stuck device, and the run goes on ------------------
+
+def _hanging_runner(monkeypatch, answers):
+    import threading
+
+    from rocmenv_smoke import deadlines, registry, runner as runner_mod, stats
+    from rocmenv_smoke.plan import parse_plan
+
+    forever = threading.Event()
+
+    def hangs(ctx):
+        forever.wait()
+
+    def quick(ctx):
+        ctx.metric("x", 1, "x")
+
+    monkeypatch.setattr(stats, "fake_hangs", hangs, raising=False)
+    monkeypatch.setattr(stats, "fake_quick", quick, raising=False)
+    monkeypatch.setattr(registry, "lookup", lambda kind, name: registry.TestDef(
+        "stats", "fake_hangs" if name == "gemm" else "fake_quick", (), True, "each"))
+    monkeypatch.setattr(deadlines, "deadline_s", lambda name, params, level, is_gpu: 0.5)
+    monkeypatch.setattr(runner_mod, "_answers", lambda device, wait_s: answers)
+    p = parse_plan('{"schema_version": 1, "kind": "smoke", "level": "quick", "vendor": "cpu", '
+                   '"tests": [{"name": "gemm", "params": {"size": 256}}, {"name": "bandwidth"}]}')
+    r = runner.Runner(p, "run.py", stdout=open(os.devnull, "w"))
+    r.devices = [CPU]
+    return r, p, forever
+
+
+def test_a_test_past_its_deadline_fails_and_the_run_goes_on(monkeypatch):
+    r, p, forever = _hanging_runner(monkeypatch, True)
+    try:
+        (g,), (b,) = r.run_one(p.tests[0]), r.run_one(p.tests[1])
+    finally:
+        forever.set()
+    assert g["status"] == "fail" and g["fix"].startswith("check the kernel log (dmesg)")
+    assert g["reason"].startswith("gemm on cpu: still running after its deadline of 0 s (quick level, size 256); "
+                                  "possibly a stuck device; the device still answers")
+    assert b["status"] == "pass" and len(r.abandoned) == 1
+
+
+def test_a_device_that_does_not_recover_runs_no_more_tests(monkeypatch):
+    r, p, forever = _hanging_runner(monkeypatch, False)
+    try:
+        (g,), (b,) = r.run_one(p.tests[0]), r.run_one(p.tests[1])
+    finally:
+        forever.set()
+    assert g["status"] == "fail" and "does not answer a small matmul either" in g["reason"]
+    assert b["status"] == "fail"
+    assert b["reason"] == "not run: cpu did not answer after gemm outlived its deadline (possibly a stuck device)"
+
+
+def test_deadlines_follow_level_and_params(monkeypatch):
+    from rocmenv_smoke import deadlines
+    monkeypatch.delenv(deadlines.SCALE_VARIABLE, raising=False)
+    quick = deadlines.deadline_s("gemm", {"size": 256, "dtypes": ["fp32"], "warmup": 1, "iters": 3}, "quick", False)
+    big = deadlines.deadline_s("gemm", {"size": 4096, "dtypes": ["fp32"], "warmup": 1, "iters": 3}, "quick", False)
+    standard = deadlines.deadline_s("gemm", {"size": 256, "dtypes": ["fp32"]}, "standard", False)
+    assert 30 < quick < 40 and big > quick + 1000 and standard > quick
+    assert deadlines.deadline_s("models", {}, "standard", True) == 2400
+    monkeypatch.setenv(deadlines.SCALE_VARIABLE, "0.5")
+    assert deadlines.deadline_s("models", {}, "standard", True) == 1200
+    for bad in ("0", "-1", "x", "nan"):
+        monkeypatch.setenv(deadlines.SCALE_VARIABLE, bad)
+        with pytest.raises(deadlines.ScaleError):
+            deadlines.scale()

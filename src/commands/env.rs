@@ -4,25 +4,19 @@ use crate::cli::EnvArgs;
 use crate::error::Error;
 use crate::ops::env::EnvRequest;
 use crate::ops::Ctx;
-use crate::ops::{is_user_var, Matrices, RocmRelease, UserVarFix};
+use crate::ops::{is_user_var, UserVarFix};
 use crate::report::render_env;
 use crate::report::EnvFormat;
 use std::io::Write;
 
-/// Looks up `--rocm`, listing the nearest releases when it is unknown.
-pub fn rocm_release<'m>(m: &'m Matrices, spec: &str) -> Result<&'m RocmRelease, Error> {
-    // A value that is no version gets that answer, not a list of releases near nothing.
-    crate::version::parse_with_parts(spec).map_err(|e| Error::usage("--rocm", e.to_string()))?;
-    m.rocm_request(spec).map_err(|message| Error::Usage {
-        flag: "--rocm".into(),
-        message,
-    })
-}
-
 /// Runs `rocmenv env`; warnings go to `err`, variables to `out`. Returns the exit code.
 pub fn exec(o: EnvArgs, ctx: &Ctx, out: &mut dyn Write, err: &mut dyn Write) -> Result<i32, Error> {
     let m = ctx.matrices()?;
-    let rocm = o.rocm.as_deref().map(|s| rocm_release(m, s)).transpose()?;
+    let rocm = o
+        .rocm
+        .as_deref()
+        .map(|s| super::rocm_release(m, s))
+        .transpose()?;
     let req = EnvRequest {
         gfx: o.gfx.clone(),
         rocm,

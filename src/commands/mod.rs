@@ -9,9 +9,11 @@ pub mod completions;
 pub mod dockerfile;
 pub mod doctor;
 pub mod env;
+pub mod fix;
 pub mod gc;
 pub mod init;
 pub mod k8s;
+pub mod lint;
 pub mod matrix;
 pub mod probe;
 pub mod report;
@@ -39,6 +41,8 @@ pub fn dispatch(cli: Cli) -> Result<i32, Error> {
     let ascii = !glyphs::locale_is_utf8();
     let is_data = match &cli.command {
         Command::Doctor(a) => a.json,
+        Command::Lint(a) => a.json,
+        Command::Fix(a) => a.json,
         Command::Probe { json } | Command::Gc { json, .. } => *json,
         Command::Matrix(a) => a.json,
         // `init -o -` prints the file; otherwise one human line. validate's reports go to files.
@@ -81,6 +85,8 @@ pub fn dispatch(cli: Cli) -> Result<i32, Error> {
     let done = match cli.command {
         Command::Doctor(a) => doctor::exec(a, ctx, style, &mut out, &mut err),
         Command::Collect(a) => collect::exec(a, ctx, &mut out),
+        Command::Lint(a) => lint::exec(a, ctx, style, &mut out),
+        Command::Fix(a) => fix::exec(a, ctx, &mut out),
         Command::Env(a) => env::exec(a, ctx, &mut out, &mut err),
         Command::Dockerfile(a) => dockerfile::exec(*a, ctx, &mut out, &mut err),
         Command::Probe { json } => probe::exec(json, &mut out),
@@ -111,6 +117,19 @@ pub fn dispatch(cli: Cli) -> Result<i32, Error> {
     done.map_err(|e| e.named_as_flags(&[]))
 }
 
+/// Looks up `--rocm`, listing the nearest releases when it is unknown.
+pub(crate) fn rocm_release<'m>(
+    m: &'m crate::ops::Matrices,
+    spec: &str,
+) -> Result<&'m crate::ops::RocmRelease, Error> {
+    // A value that is no version gets that answer, not a list of releases near nothing.
+    crate::version::parse_with_parts(spec).map_err(|e| Error::usage("--rocm", e.to_string()))?;
+    m.rocm_request(spec).map_err(|message| Error::Usage {
+        flag: "--rocm".into(),
+        message,
+    })
+}
+
 /// The result of writing a report: a closed pipe (`rocmenv doctor | head`) is the reader's choice, not a failure.
 pub(crate) fn written(res: std::io::Result<()>) -> Result<(), Error> {
     match res {
@@ -129,6 +148,8 @@ fn host_spec(c: &Command) -> HostSpec {
         Command::Doctor(a) => doctor::host_spec(a),
         Command::Collect(a) => collect::host_spec(a),
         Command::Env(a) => on(&a.sysroot),
+        Command::Lint(a) => on(&a.sysroot),
+        Command::Fix(a) => on(&a.sysroot),
         Command::Dockerfile(a) => on(&a.stack.sysroot),
         Command::Build(a) => on(&a.stack.sysroot),
         Command::Run(a) => on(&a.sysroot),

@@ -15,6 +15,7 @@ pub fn plan(a: SmokeArgs) -> SmokePlan {
         level: a.level,
         only: a.only,
         expect_gpus: a.expect_gpus,
+        duration: a.duration,
     }
 }
 

@@ -119,6 +119,10 @@ pub struct StackConfig {
     /// This stack's hosts, when they differ from `host.target`.
     #[serde(default)]
     pub target: Option<String>,
+    /// The user's own files to check with `rocmenv lint` beside the rendered Dockerfile (Dockerfiles, env files,
+    /// compose files, Kubernetes manifests), relative to rocmenv.yaml.
+    #[serde(default)]
+    pub lint: Vec<PathBuf>,
 }
 
 pub use crate::dockerfile::Stack;

@@ -10,10 +10,12 @@ pub mod dockerfile;
 pub mod doctor;
 pub mod env;
 pub mod files;
+pub mod fix;
 pub mod fleet;
 pub mod gc;
 pub mod init;
 pub mod k8s;
+pub mod lint;
 pub mod matrix;
 pub mod plan;
 pub mod probe;
@@ -28,6 +30,8 @@ pub use crate::dockerfile::{write_context, DockerfileRequest};
 pub use crate::engine::{docker_run_line, Mount, MountKind, OutputStream};
 /// What `rocmenv env` names: the release `--rocm` picks and how a user's variable is corrected.
 pub use crate::hostplan::{is_user_var, UserVarFix};
+/// What `rocmenv lint` reports.
+pub use crate::lint::LintReport;
 pub use crate::matrix::{Matrices, RocmRelease};
 pub use ctx::{Ctx, Host, HostSpec};
 

@@ -2,11 +2,13 @@
 
 pub mod compare;
 mod env;
+mod fix;
 pub mod glyphs;
 pub mod html;
 mod human;
 mod json;
 pub mod junit;
+mod lint;
 mod matrix;
 pub mod node;
 mod progress;
@@ -15,9 +17,11 @@ mod suite;
 pub mod validate;
 
 pub use env::{render_env, sh_quote, EnvFormat};
+pub use fix::{render_fix, render_fix_json, FixOutcome};
 pub use human::{render_human, Style};
 pub use json::{doctor_json, render_json};
 pub use junit::merge_junit;
+pub use lint::{render_lint, render_lint_json};
 pub use matrix::render_matrix;
 pub use progress::BuildProgress;
 pub use runtime::{render_container_probe, render_runtime};

@@ -20,6 +20,8 @@ pub enum Step {
     Dockerfile,
     /// hadolint on it.
     Hadolint,
+    /// `rocmenv lint` on it and on the stack's own files.
+    Lint,
     /// Building the image.
     Build,
     /// Static image checks.
@@ -37,6 +39,7 @@ impl Step {
             Step::Doctor => "doctor",
             Step::Dockerfile => "dockerfile",
             Step::Hadolint => "hadolint",
+            Step::Lint => "lint",
             Step::Build => "build",
             Step::Image => "image",
             Step::Smoke => "smoke",

@@ -523,6 +523,7 @@ mod tests {
             duration_s: 1.0,
             device: None,
             gpu: None,
+            checked: None,
         });
         r
     }

@@ -217,6 +217,24 @@ impl Suite {
         })
     }
 
+    /// Adds the burn-in test for `seconds` to `plan` (after its other tests, replacing a burn-in the level has):
+    /// `smoke --duration` at any level, with the parameters the full level gives it.
+    pub fn add_burn_in(&self, plan: &mut Plan, seconds: u64) {
+        plan.tests.retain(|t| t.name != BURN_IN);
+        // suite.yaml has the burn-in test (the manifest's tests check it); without it there is nothing to add.
+        let Some(t) = self.tests.iter().find(|t| t.name == BURN_IN) else {
+            return;
+        };
+        let mut params = t.params_for(device_kind(plan.vendor), Level::Full);
+        params.insert("seconds".into(), seconds.into());
+        plan.tests.push(PlannedTest {
+            name: t.name.clone(),
+            params,
+            criteria: t.criteria.clone(),
+            requires: t.requires.clone(),
+        });
+    }
+
     /// One benchmark with its parameters for the device kind, `overrides` replacing keys it has.
     pub fn bench_plan(
         &self,
@@ -279,6 +297,9 @@ impl SuiteTest {
     }
 }
 
+/// The test `smoke --duration` runs: checked matmuls and copies for a time.
+const BURN_IN: &str = "burn-in";
+
 /// The CPU runs the CPU parameters; AMD and NVIDIA the GPU ones.
 fn device_kind(vendor: Vendor) -> DeviceKind {
     if vendor.is_gpu() {
@@ -291,6 +312,26 @@ fn device_kind(vendor: Vendor) -> DeviceKind {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 36: `--duration` adds the burn-in test, with its seconds, to any level, once.
+    #[test]
+    fn duration_adds_the_burn_in_once_at_any_level() {
+        let s = Suite::embedded();
+        let mut quick = s.smoke_plan(Level::Quick, Vendor::Amd, &[]).unwrap();
+        assert!(quick.tests.iter().all(|t| t.name != BURN_IN));
+        s.add_burn_in(&mut quick, 42);
+        let last = quick.tests.last().unwrap();
+        assert_eq!(
+            (last.name.as_str(), &last.params["seconds"]),
+            (BURN_IN, &42.into())
+        );
+        assert_eq!(last.params["size"], 4096);
+        let mut full = s.smoke_plan(Level::Full, Vendor::Cpu, &[]).unwrap();
+        s.add_burn_in(&mut full, 7);
+        let burn: Vec<_> = full.tests.iter().filter(|t| t.name == BURN_IN).collect();
+        assert_eq!(burn.len(), 1);
+        assert_eq!(burn[0].params["seconds"], 7);
+    }
 
     #[test]
     fn the_embedded_manifest_parses_and_levels_nest() {

@@ -14,6 +14,6 @@ pub use manifest::{Benchmark, DeviceKind, Level, Plan, PlanError, PlannedTest, S
 pub use overrides::{BenchOverrides, Mode, Precision};
 pub use placement::{HostGpu, Placement};
 pub use result::{
-    parse_progress, parse_result, tail_lines, Better, Comparison, Device, DeviceInfo, Metric,
-    ResultError, SuiteResult, TestResult, PROGRESS_PREFIX, SCHEMA_VERSION,
+    parse_progress, parse_result, tail_lines, Better, Checked, Comparison, Device, DeviceInfo,
+    Metric, ResultError, SuiteResult, TestResult, PROGRESS_PREFIX, SCHEMA_VERSION,
 };

@@ -145,6 +145,21 @@ pub struct TestResult {
     /// The host's number for that device (doctor's `#`, `run --gpu N`), added by rocmenv when it can place it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gpu: Option<usize>,
+    /// What the test verified (gemm's products, the copies' and memory blocks' bytes); absent when nothing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checked: Option<Checked>,
+}
+
+/// What a test verified, each whole: matrix products (Freivalds' check of every row), and bytes compared after a
+/// copy or a fill (issue 36: a fault in one product or copy of several must land in a checked one).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Checked {
+    /// Products checked.
+    #[serde(default)]
+    pub products: u64,
+    /// Bytes checked.
+    #[serde(default)]
+    pub bytes: u64,
 }
 
 impl TestResult {
@@ -160,6 +175,7 @@ impl TestResult {
             duration_s: 0.0,
             device: None,
             gpu: None,
+            checked: None,
         }
     }
 
@@ -336,7 +352,9 @@ impl SuiteResult {
         } else {
             format!("{reason}; its last output:\n{tail}")
         };
-        tests.push(TestResult::new(failure, Status::Fail, Some(reason)));
+        let mut t = TestResult::new(failure, Status::Fail, Some(reason));
+        t.fix = Some(failed_run_fix(failure).to_string());
+        tests.push(t);
         SuiteResult {
             schema_version: SCHEMA_VERSION,
             kind: kind.to_string(),
@@ -352,6 +370,17 @@ impl SuiteResult {
         }
     }
 
+    /// What every test checked, summed: products and bytes.
+    pub fn checked(&self) -> Checked {
+        self.tests
+            .iter()
+            .filter_map(|t| t.checked)
+            .fold(Checked::default(), |a, c| Checked {
+                products: a.products + c.products,
+                bytes: a.bytes + c.bytes,
+            })
+    }
+
     /// True when no test failed.
     pub fn passed(&self) -> bool {
         self.tests.iter().all(|t| t.status != Status::Fail)
@@ -361,6 +390,22 @@ impl SuiteResult {
     pub fn counts(&self) -> (usize, usize, usize) {
         let n = |s| self.tests.iter().filter(|t| t.status == s).count();
         (n(Status::Pass), n(Status::Fail), n(Status::Skip))
+    }
+}
+
+/// The step a person can follow for each way rocmenv ends a run that wrote no document of its own (the names
+/// `ops::suite` gives them).
+fn failed_run_fix(failure: &str) -> &'static str {
+    match failure {
+        "interrupted" => {
+            "rerun the suite to finish it; --only NAME runs just the tests that did not finish"
+        }
+        "timeout" => {
+            "raise --timeout (each test also has its own deadline), or run fewer tests with --only NAME"
+        }
+        _ => {
+            "run the interpreter by hand (PYTHON -c 'import torch') to see why: --python, or the image's python3, must be Python 3 with torch"
+        }
     }
 }
 

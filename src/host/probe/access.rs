@@ -9,8 +9,12 @@ pub(super) fn read_groups(root: &HostRoot) -> Vec<(String, u32, Vec<String>)> {
     let Ok(head) = root.read_head("/etc/group", crate::host::root::MAX_READ) else {
         return Vec::new();
     };
-    head.text
-        .lines()
+    parse_groups(&head.text)
+}
+
+/// The lines of an `/etc/group` text as (name, gid, members); malformed lines are left out.
+pub fn parse_groups(text: &str) -> Vec<(String, u32, Vec<String>)> {
+    text.lines()
         .filter_map(|l| {
             let mut it = l.split(':');
             let name = it.next()?.to_string();

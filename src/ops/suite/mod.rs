@@ -63,6 +63,8 @@ impl Outputs {
 const CONTAINER_DIR: &str = "/tmp/rocmenv-suite";
 /// The result file inside a container (outside the uploaded directory, which root owns).
 const CONTAINER_RESULT: &str = "/tmp/rocmenv-suite-result.json";
+/// The variable that stretches every test's deadline (smoke-tests/rocmenv_smoke/deadlines.py).
+const DEADLINE_SCALE: &str = "ROCMENV_DEADLINE_SCALE";
 /// How many lines of the suite's own output a failure shows.
 const TAIL: usize = 15;
 
@@ -301,7 +303,10 @@ pub(crate) fn run(
         Ended::Signal(s) => (
             failed(
                 "interrupted",
-                format!("{} stopped the suite; the tests above finished", s.name()),
+                format!(
+                    "the run was interrupted by {}; the tests above finished, the rest did not run",
+                    s.name()
+                ),
             ),
             Some(s),
         ),
@@ -340,12 +345,7 @@ pub(crate) fn run(
     let described = !result.device.kind.is_empty();
     if !described {
         // A run that ended without its document still ran on this vendor's devices: never an empty kind.
-        result.device.kind = match t.vendor {
-            Vendor::Amd => "rocm",
-            Vendor::Nvidia => "cuda",
-            Vendor::Cpu => "cpu",
-        }
-        .into();
+        result.device.kind = device_kind(t.vendor).into();
         // The failure rocmenv wrote for it was never streamed: show it, with its reason, like every test.
         if let Some(last) = result.tests.last() {
             (progress.on)(Event::Test(last));
@@ -356,6 +356,15 @@ pub(crate) fn run(
         signal,
         described,
     })
+}
+
+/// The result document's device kind for a vendor's run.
+fn device_kind(vendor: Vendor) -> &'static str {
+    match vendor {
+        Vendor::Amd => "rocm",
+        Vendor::Nvidia => "cuda",
+        Vendor::Cpu => "cpu",
+    }
 }
 
 /// What a run left: the result file's bytes (if any), the suite's own output, how its process ended.
@@ -393,10 +402,15 @@ fn in_container(
     } = *how;
     crate::sanitize::image_reference("image", image)?;
     // CUDA's own default order puts the fastest GPU first; PCI order is the host's numbering.
-    let env = match vendor {
+    let mut env = match vendor {
         Vendor::Nvidia => vec![("CUDA_DEVICE_ORDER".into(), "PCI_BUS_ID".into())],
         _ => Vec::new(),
     };
+    // The tests' deadlines stretch the same in a container as on the host (run.py refuses a value that is not a
+    // positive number).
+    if let Ok(scale) = std::env::var(DEADLINE_SCALE) {
+        env.push((DEADLINE_SCALE.into(), scale));
+    }
     let run_plan = RunPlan {
         image: image.to_string(),
         vendor: Some(vendor),

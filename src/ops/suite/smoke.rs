@@ -18,6 +18,8 @@ pub struct SmokePlan {
     pub only: Vec<String>,
     /// `--expect-gpus N`.
     pub expect_gpus: Option<usize>,
+    /// `--duration SECONDS`: the burn-in test for that long, after the level's tests.
+    pub duration: Option<u64>,
 }
 
 /// How a smoke run ended.
@@ -37,9 +39,13 @@ pub fn smoke(ctx: &Ctx, p: &SmokePlan, on: Sink) -> Result<SmokeOutcome, Error> 
     p.suite.outputs.check()?;
     let m = ctx.matrices()?;
     let target = super::target(ctx, p.suite.vendor)?;
-    let plan = Suite::embedded()
+    let suite = Suite::embedded();
+    let mut plan = suite
         .smoke_plan(p.level, target.vendor, &p.only)
         .map_err(|e| Error::invalid("only", e.to_string()))?;
+    if let Some(seconds) = p.duration {
+        suite.add_burn_in(&mut plan, seconds);
+    }
     if target.detected && target.vendor == Vendor::Cpu {
         return Ok(SmokeOutcome::NoGpu);
     }

@@ -43,6 +43,8 @@ struct Planned<'c> {
     target: Option<TargetSpec>,
     /// `target` resolved against the matrices and the host, once.
     resolved: Option<Target<'c>>,
+    /// The stack's own files for lint, read (and refused when unreadable) before anything is built.
+    lint_files: Vec<crate::lint::LintFile>,
 }
 
 impl Planned<'_> {
@@ -135,12 +137,22 @@ fn plan_stack<'c>(
         ),
         e => e,
     })?;
+    let dir = cfg.path.parent().unwrap_or(Path::new("."));
+    let paths: Vec<PathBuf> = s.lint.iter().map(|f| dir.join(f)).collect();
+    let lint_files = super::lint::read_files(&paths).map_err(|e| {
+        cfg.error(
+            Some(&s.name),
+            "lint:",
+            format!("stack {}: lint: {e}", s.name),
+        )
+    })?;
     Ok(Planned {
         cfg: s,
         values: cfg.values(s),
         rendered,
         target,
         resolved,
+        lint_files,
     })
 }
 
@@ -201,6 +213,25 @@ impl Run<'_> {
         st.cases.push(c);
     }
 
+    /// `rocmenv lint` on the rendered Dockerfile and the stack's own files, against the stack's gfx targets (else
+    /// the host's GPUs) and release.
+    fn lint(&self, p: &Planned) -> Result<Vec<Case>, Error> {
+        let rendered = super::lint::read_text(
+            "Dockerfile",
+            crate::lint::FileKind::Dockerfile,
+            &p.rendered.dockerfile,
+        )?;
+        let mut files = vec![rendered];
+        files.extend(p.lint_files.iter().cloned());
+        let rocm = p
+            .resolved
+            .as_ref()
+            .and_then(|t| t.rocm.as_ref())
+            .map(|r| r.release);
+        let report = super::lint::judge_files(self.ctx, &files, &p.cfg.gfx, rocm)?;
+        Ok(steps::lint_cases(&report))
+    }
+
     /// Every step of one stack, in order; a failed build skips the steps that need its image.
     fn stack(&self, p: &Planned, on: Sink) -> Result<StackReport, Error> {
         let mut st = StackReport {
@@ -217,6 +248,9 @@ impl Run<'_> {
             steps::render_case(&p.rendered),
             steps::hadolint(&p.rendered.dockerfile),
         ] {
+            self.record(&mut st, c, &mut *on);
+        }
+        for c in self.lint(p)? {
             self.record(&mut st, c, &mut *on);
         }
         let (c, tag) = self.build(p, &mut *on)?;

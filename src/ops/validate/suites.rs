@@ -85,6 +85,7 @@ impl Run<'_> {
             level: cfg.level,
             only: Vec::new(),
             expect_gpus: None,
+            duration: None,
         };
         let why = match suite::smoke(self.ctx, &plan, &mut logs_only(on)) {
             Ok(SmokeOutcome::Ran(f)) => return f.result.tests.iter().map(test_case).collect(),

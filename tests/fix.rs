@@ -1,0 +1,316 @@
+//! `rocmenv fix` (issue 35) on copies of captured host trees: a dry run changes nothing, `--apply` makes doctor's
+//! findings pass, a second `--apply` changes nothing, and `--undo` restores the tree byte for byte.
+
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn rocmenv(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_rocmenv"))
+        .args(args)
+        .env("LC_ALL", "C.UTF-8")
+        .env("NO_COLOR", "1")
+        .env_remove("ROCMENV_MATRICES")
+        .env_remove("SUDO_USER")
+        .output()
+        .expect("runs")
+}
+
+fn ok(o: &Output) -> String {
+    let text = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{text}{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    text
+}
+
+/// Every path under `dir` with its kind, mode and bytes (or link target), hashed in order.
+fn tree_hash(dir: &Path) -> String {
+    fn walk(dir: &Path, base: &Path, h: &mut Sha256) {
+        let mut entries: Vec<_> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        entries.sort();
+        for p in entries {
+            let m = std::fs::symlink_metadata(&p).unwrap();
+            h.update(p.strip_prefix(base).unwrap().to_string_lossy().as_bytes());
+            h.update(m.permissions().mode().to_le_bytes());
+            if m.file_type().is_symlink() {
+                h.update(std::fs::read_link(&p).unwrap().to_string_lossy().as_bytes());
+            } else if m.is_dir() {
+                walk(&p, base, h);
+            } else {
+                h.update(std::fs::read(&p).unwrap());
+            }
+        }
+    }
+    let mut h = Sha256::new();
+    walk(dir, dir, &mut h);
+    h.finalize().iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// A copy of a fixture tree in a temporary directory.
+fn copy_of(fixture: &str) -> tempfile::TempDir {
+    let t = tempfile::tempdir().unwrap();
+    let src = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/hosts")
+        .join(fixture);
+    let st = Command::new("cp")
+        .arg("-a")
+        .arg(format!("{}/.", src.display()))
+        .arg(t.path())
+        .status()
+        .unwrap();
+    assert!(st.success());
+    t
+}
+
+fn statuses(tree: &str, only: &str) -> Vec<(String, String)> {
+    let o = rocmenv(&["doctor", "--sysroot", tree, "--only", only, "--json"]);
+    let doc: Value = serde_json::from_slice(&o.stdout).unwrap();
+    doc["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            (
+                c["id"].as_str().unwrap().to_string(),
+                c["status"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn the_group_fix_round_trips_on_a_tree() {
+    let t = copy_of("user-not-in-render-group");
+    let tree = t.path().to_str().unwrap();
+    let original = tree_hash(t.path());
+    let before = statuses(tree, "devices");
+    assert!(
+        before.contains(&("devices.kfd".into(), "fail".into())),
+        "{before:?}"
+    );
+
+    // The plan, as JSON: one action, for bob, editing /etc/group only; nothing changes.
+    let o = rocmenv(&["fix", "--sysroot", tree, "--json"]);
+    let plan: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(o.status.code(), Some(0));
+    assert_eq!(plan["user"], "bob");
+    let actions = plan["actions"].as_array().unwrap();
+    assert_eq!(actions.len(), 1, "{plan:#}");
+    assert_eq!(actions[0]["id"], "fix.groups");
+    assert_eq!(
+        actions[0]["fixes"],
+        serde_json::json!(["devices.kfd", "devices.render"])
+    );
+    assert_eq!(actions[0]["change"]["path"], "/etc/group");
+    assert_eq!(actions[0]["needs"]["relogin"], true);
+    let text = ok(&rocmenv(&["fix", "--sysroot", tree]));
+    assert!(text.contains("     +render:x:109:bob"), "{text}");
+    assert!(text.contains("dry run: nothing changed"), "{text}");
+    assert_eq!(tree_hash(t.path()), original, "a dry run changed the tree");
+
+    let text = ok(&rocmenv(&["fix", "--sysroot", tree, "--apply"]));
+    assert!(text.contains("applied 1 action(s)"), "{text}");
+    let after = statuses(tree, "devices");
+    for id in ["devices.kfd", "devices.render"] {
+        assert!(after.contains(&(id.into(), "pass".into())), "{after:?}");
+    }
+    // Only the render line of /etc/group changed.
+    let old = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/hosts/user-not-in-render-group/etc/group"),
+    )
+    .unwrap();
+    let new = std::fs::read_to_string(t.path().join("etc/group")).unwrap();
+    assert_eq!(old.replace("render:x:109:\n", "render:x:109:bob\n"), new);
+
+    let applied = tree_hash(t.path());
+    let text = ok(&rocmenv(&["fix", "--sysroot", tree, "--apply"]));
+    assert!(text.contains("nothing to fix"), "{text}");
+    assert_eq!(
+        tree_hash(t.path()),
+        applied,
+        "a second --apply changed the tree"
+    );
+
+    let text = ok(&rocmenv(&["fix", "--sysroot", tree, "--undo"]));
+    assert!(text.contains("restored /etc/group"), "{text}");
+    assert_eq!(
+        tree_hash(t.path()),
+        original,
+        "--undo did not restore the tree byte for byte"
+    );
+    let text = ok(&rocmenv(&["fix", "--sysroot", tree, "--undo"]));
+    assert!(text.contains("nothing to undo"), "{text}");
+}
+
+#[test]
+fn a_wrong_override_in_a_profile_is_corrected_in_its_line() {
+    let t = copy_of("rx6700xt-ubuntu2204");
+    let tree = t.path().to_str().unwrap();
+    std::fs::create_dir_all(t.path().join("etc/profile.d")).unwrap();
+    let profile = "# GPU settings from a forum post\nexport PATH=$PATH:/opt/rocm/bin\nexport HSA_OVERRIDE_GFX_VERSION=11.0.0 # RDNA\nalias gpu=\"rocm-smi\"\n";
+    let p = t.path().join("etc/profile.d/gpu.sh");
+    std::fs::write(&p, profile).unwrap();
+    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o640)).unwrap();
+    let original = tree_hash(t.path());
+
+    let text = ok(&rocmenv(&["fix", "--sysroot", tree, "--only", "env"]));
+    assert!(
+        text.contains("-export HSA_OVERRIDE_GFX_VERSION=11.0.0 # RDNA"),
+        "{text}"
+    );
+    assert!(
+        text.contains("+export HSA_OVERRIDE_GFX_VERSION=10.3.0 # RDNA"),
+        "{text}"
+    );
+    ok(&rocmenv(&["fix", "--sysroot", tree, "--apply"]));
+    let fixed = std::fs::read_to_string(&p).unwrap();
+    assert_eq!(fixed, profile.replace("=11.0.0 #", "=10.3.0 #"));
+    assert_eq!(
+        std::fs::metadata(&p).unwrap().permissions().mode() & 0o777,
+        0o640
+    );
+    // The file now sets what the plan sets: no rocmenv.sh is needed beside it.
+    assert!(!t.path().join("etc/profile.d/rocmenv.sh").exists());
+    let text = ok(&rocmenv(&["fix", "--sysroot", tree]));
+    assert!(text.contains("nothing to fix"), "{text}");
+    ok(&rocmenv(&["fix", "--sysroot", tree, "--undo"]));
+    assert_eq!(tree_hash(t.path()), original);
+}
+
+#[test]
+fn the_plans_variables_are_persisted_when_no_file_sets_them() {
+    let t = copy_of("rx6700xt-ubuntu2204");
+    let tree = t.path().to_str().unwrap();
+    let original = tree_hash(t.path());
+    ok(&rocmenv(&["fix", "--sysroot", tree, "--apply"]));
+    let persisted = std::fs::read_to_string(t.path().join("etc/profile.d/rocmenv.sh")).unwrap();
+    assert!(
+        persisted.contains("\nexport HSA_OVERRIDE_GFX_VERSION=10.3.0\n"),
+        "{persisted}"
+    );
+    // What fix wrote, doctor reads back: a login shell would export it.
+    let out = Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            ". {}/etc/profile.d/rocmenv.sh; echo $HSA_OVERRIDE_GFX_VERSION",
+            tree
+        ))
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "10.3.0");
+    ok(&rocmenv(&["fix", "--sysroot", tree, "--undo"]));
+    assert_eq!(
+        tree_hash(t.path()),
+        original,
+        "the made directory and file are gone"
+    );
+}
+
+#[test]
+fn links_bundles_and_changed_files_are_refused() {
+    // A tree whose /etc/group is a link out of it: nothing is written through it.
+    let t = copy_of("user-not-in-render-group");
+    let tree = t.path().to_str().unwrap();
+    let outside = tempfile::NamedTempFile::new().unwrap();
+    std::fs::copy(t.path().join("etc/group"), outside.path()).unwrap();
+    std::fs::remove_file(t.path().join("etc/group")).unwrap();
+    std::os::unix::fs::symlink(outside.path(), t.path().join("etc/group")).unwrap();
+    let before = std::fs::read(outside.path()).unwrap();
+    let o = rocmenv(&["fix", "--sysroot", tree, "--apply"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    // The tree reader refuses the link too (the group is then unknown): either way nothing is written outside.
+    assert_eq!(std::fs::read(outside.path()).unwrap(), before, "{err}");
+
+    // A login file that is a link (inside the tree, so it reads fine) is not written through.
+    let t = copy_of("rx6700xt-ubuntu2204");
+    let tree = t.path().to_str().unwrap();
+    std::fs::create_dir_all(t.path().join("etc/profile.d")).unwrap();
+    std::fs::write(
+        t.path().join("etc/gpu.conf"),
+        "export HSA_OVERRIDE_GFX_VERSION=11.0.0\n",
+    )
+    .unwrap();
+    std::os::unix::fs::symlink("../gpu.conf", t.path().join("etc/profile.d/gpu.sh")).unwrap();
+    let o = rocmenv(&["fix", "--sysroot", tree, "--apply"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("gpu.sh") && err.contains("symbolic link"),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(t.path().join("etc/gpu.conf")).unwrap(),
+        "export HSA_OVERRIDE_GFX_VERSION=11.0.0\n"
+    );
+    // Nothing was done, so no journal is left behind.
+    assert!(!t.path().join(".rocmenv/fix").exists());
+
+    // A bundle is planned, never changed.
+    let b = tempfile::tempdir().unwrap();
+    let bundle = b.path().join("b.tar.zst");
+    let o = rocmenv(&[
+        "collect",
+        "--sysroot",
+        "tests/fixtures/hosts/user-not-in-render-group",
+        "-o",
+        bundle.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = rocmenv(&["fix", "--sysroot", bundle.to_str().unwrap(), "--apply"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("never changed") && err.lines().count() == 1,
+        "{err}"
+    );
+}
+
+#[test]
+fn dockers_nvidia_runtime_is_configured_as_nvidia_ctk_does() {
+    let t = copy_of("rtx4090-driver-535");
+    let tree = t.path().to_str().unwrap();
+    // Without the runtime installed, nothing is planned and the plan says why.
+    let o = rocmenv(&["fix", "--sysroot", tree, "--json"]);
+    let plan: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(plan["actions"].as_array().unwrap().len(), 0, "{plan:#}");
+    assert!(
+        plan["notes"][0]
+            .as_str()
+            .unwrap()
+            .contains("install nvidia-container-toolkit"),
+        "{plan:#}"
+    );
+    let bin = t.path().join("usr/bin/nvidia-container-runtime");
+    std::fs::write(&bin, "").unwrap();
+    std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let original = tree_hash(t.path());
+    assert!(statuses(tree, "docker").contains(&("docker.gpu-runtime".into(), "fail".into())));
+    let text = ok(&rocmenv(&["fix", "--sysroot", tree, "--apply"]));
+    assert!(text.contains("fix.docker-runtime"), "{text}");
+    assert!(statuses(tree, "docker").contains(&("docker.gpu-runtime".into(), "pass".into())));
+    let doc: Value = serde_json::from_str(
+        &std::fs::read_to_string(t.path().join("etc/docker/daemon.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        doc["runtimes"]["nvidia"],
+        serde_json::json!({"args": [], "path": "nvidia-container-runtime"})
+    );
+    assert_eq!(
+        doc["log-opts"]["max-size"], "10m",
+        "the other keys are kept"
+    );
+    assert!(ok(&rocmenv(&["fix", "--sysroot", tree])).contains("nothing to fix"));
+    ok(&rocmenv(&["fix", "--sysroot", tree, "--undo"]));
+    assert_eq!(tree_hash(t.path()), original);
+}
