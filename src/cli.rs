@@ -904,6 +904,56 @@ pub enum ReportCommand {
     ///
     /// Exit codes: 0 written and no check failed, 1 written and one did, 2 a file is not a rocmenv report.
     Html(HtmlArgs),
+    /// Compare bench results: a row per model, batch, precision and mode, each result against the first.
+    ///
+    /// Bench results (`rocmenv bench --json`) side by side: for each the node, device and image or release, and per
+    /// row throughput, p50/p99 latency, peak memory and cv, with the difference against the first in percent, which
+    /// is faster, and whether the difference is beyond the two runs' spread (more than their cvs added). Works across
+    /// vendors and across images on one host. With --fail-on-regression it is the CI check for an image upgrade.
+    ///
+    /// Exit codes: 0 compared (and, with --fail-on-regression, nothing regressed), 1 a row is more than PCT percent
+    /// slower than in the first result, or a later result did not measure a row the first did, 2 a file is not a
+    /// bench result or bad flags.
+    Compare(CompareArgs),
+}
+
+/// An output format of `rocmenv report compare`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum CompareFormatArg {
+    /// A line per result under each benchmark.
+    Text,
+    /// A Markdown table (for a CI step summary or a pull request).
+    Markdown,
+    /// One JSON document (kind "compare").
+    Json,
+    /// A self-contained HTML page with bars (no script).
+    Html,
+}
+
+/// Flags of `rocmenv report compare`.
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    /// The bench results; the first is the reference the others are compared with.
+    #[arg(value_name = "FILE", required = true, num_args = 2..)]
+    pub files: Vec<PathBuf>,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: CompareFormatArg,
+    /// Write to this file instead of stdout.
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Exit 1 when a row is more than PCT percent slower (throughput) than in the first result, or a later result
+    /// did not measure a row the first did.
+    #[arg(long, value_name = "PCT", value_parser = percent)]
+    pub fail_on_regression: Option<f64>,
+}
+
+/// A percentage from 0 to 100.
+fn percent(s: &str) -> Result<f64, String> {
+    match s.trim_end_matches('%').parse::<f64>() {
+        Ok(v) if (0.0..=100.0).contains(&v) => Ok(v),
+        _ => Err(format!("`{s}` is not a percentage from 0 to 100 (e.g. 5)")),
+    }
 }
 
 /// Flags of `rocmenv report html`.

@@ -536,7 +536,7 @@ pub fn report_file(data: &[u8]) {
             let mut out = Vec::new();
             rocmenv::fleet::render::text(&merged, &mut out).expect("rendering to memory");
             rocmenv::fleet::render::markdown(&merged, &mut out).expect("rendering to memory");
-            let _ = rocmenv::fleet::render::json(&merged);
+            rocmenv::fleet::render::json(&merged, &mut out).expect("rendering to memory");
             let xml = rocmenv::report::merge_junit(&merged);
             assert!(xml.starts_with("<?xml"), "{xml}");
         }
