@@ -763,12 +763,16 @@ fn no_invented_knob_anywhere_in_the_product() {
     assert!(files.len() > 50, "{}", files.len());
     for f in files {
         let text = String::from_utf8_lossy(&std::fs::read(&f).unwrap()).into_owned();
+        // `rocmenv lint` names the invented variable as a mistake to remove (issue 35): its code, its list of what
+        // each component reads, and a finding line that says nothing reads it are not the product using it.
+        let rel = f.strip_prefix(root).unwrap();
+        let lint_knows = rel.starts_with("src/lint") || rel == Path::new("matrices/variables.yaml");
         for api in &invented {
-            assert!(
-                !text.contains(api.as_str()),
-                "{} mentions {api}",
-                f.display()
-            );
+            let uses = text
+                .lines()
+                .filter(|l| l.contains(api.as_str()))
+                .any(|l| !(lint_knows || l.contains("lint.variable-unread: ")));
+            assert!(!uses, "{} mentions {api}", f.display());
         }
     }
 }
