@@ -3,9 +3,13 @@
 //! and the vendor's page it follows. Planning is pure: the files' texts and the facts go in, actions come out; applying
 //! them (atomically, with a journal `--undo` reads) is ops' work.
 
+mod cdi;
 mod groups;
 mod profile;
 
+pub use cdi::{
+    amd_spec, plan_amd_cdi, plan_nvidia_cdi, CdiGpu, CdiNode, AMD_CDI_PATH, NVIDIA_CDI_PATH,
+};
 pub use groups::{plan_groups, TargetUser};
 pub use profile::{plan_profiles, ProfileFile, PERSIST};
 
@@ -96,7 +100,7 @@ fn line_diff(old: &[&str], new: &[&str]) -> Vec<String> {
 /// One concrete change.
 #[derive(Debug, Clone, Serialize)]
 pub struct Action {
-    /// Stable id (`fix.groups`, `fix.profile`).
+    /// Stable id (`fix.groups`, `fix.profile`, `fix.cdi`).
     pub id: &'static str,
     /// The doctor findings it fixes (`devices.kfd`).
     pub fixes: Vec<String>,
