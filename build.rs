@@ -7,7 +7,7 @@ use std::path::Path;
 fn main() {
     let out = std::env::var("OUT_DIR").expect("cargo sets OUT_DIR");
     println!("cargo:rerun-if-changed=matrices");
-    for name in ["rocm", "cuda", "ngc", "gpus"] {
+    for name in ["rocm", "cuda", "ngc", "gpus", "firmware"] {
         let src = Path::new("matrices").join(format!("{name}.yaml"));
         println!("cargo:rerun-if-changed={}", src.display());
         let text =

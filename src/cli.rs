@@ -34,7 +34,7 @@ pub enum Command {
     /// Exit codes: 0 all passed (warnings allowed), 1 a check failed (or warned, with --strict),
     /// 2 bad input (flags, matrices, sysroot), 3 the environment could not be used.
     Doctor(DoctorArgs),
-    /// Repair what doctor finds: print the plan, or apply it (--apply) and undo it (--undo).
+    /// Repair what doctor finds: plan, --apply, --undo.
     ///
     /// Plan concrete changes from doctor's findings and the host plan: the render and video groups for the user who
     /// runs the GPU work, and the override and visible-device variables in their login files (a wrong value replaced
@@ -47,7 +47,7 @@ pub enum Command {
     /// is a link or changed since the plan); 3 a file, a command or the journal failed. An action that fails is not
     /// done; the ones before it are in the journal, and --undo reverts them.
     Fix(FixArgs),
-    /// Check your own Dockerfiles, env files, shell profiles, compose files and Kubernetes manifests.
+    /// Check your Dockerfiles, env files, compose files and manifests.
     ///
     /// Read Dockerfiles, env files and shell profiles (`KEY=VALUE`, `export KEY=VALUE`), compose files and the `env:`
     /// of Kubernetes manifests, with no daemon, and report what would break on a GPU: unpinned rocm/ and nvcr.io
@@ -439,7 +439,8 @@ pub struct DoctorArgs {
     #[arg(long, default_value_t = 10, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..=600))]
     pub tool_timeout: u64,
 
-    /// Check one area (system, gpu, driver, devices, userspace, runtime, environment, topology, containers, tools)
+    /// Check one area (system, gpu, driver, devices, userspace, runtime, environment, topology, health, containers,
+    /// boot, tools)
     /// or one check by id (docker.daemon) or id prefix (docker).
     #[arg(long, value_name = "ID|AREA")]
     pub only: Option<String>,
@@ -903,6 +904,56 @@ pub enum ReportCommand {
     ///
     /// Exit codes: 0 written and no check failed, 1 written and one did, 2 a file is not a rocmenv report.
     Html(HtmlArgs),
+    /// Compare bench results: a row per model, batch, precision and mode, each result against the first.
+    ///
+    /// Bench results (`rocmenv bench --json`) side by side: for each the node, device and image or release, and per
+    /// row throughput, p50/p99 latency, peak memory and cv, with the difference against the first in percent, which
+    /// is faster, and whether the difference is beyond the two runs' spread (more than their cvs added). Works across
+    /// vendors and across images on one host. With --fail-on-regression it is the CI check for an image upgrade.
+    ///
+    /// Exit codes: 0 compared (and, with --fail-on-regression, nothing regressed), 1 a row is more than PCT percent
+    /// slower than in the first result, or a later result did not measure a row the first did, 2 a file is not a
+    /// bench result or bad flags.
+    Compare(CompareArgs),
+}
+
+/// An output format of `rocmenv report compare`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum CompareFormatArg {
+    /// A line per result under each benchmark.
+    Text,
+    /// A Markdown table (for a CI step summary or a pull request).
+    Markdown,
+    /// One JSON document (kind "compare").
+    Json,
+    /// A self-contained HTML page with bars (no script).
+    Html,
+}
+
+/// Flags of `rocmenv report compare`.
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    /// The bench results; the first is the reference the others are compared with.
+    #[arg(value_name = "FILE", required = true, num_args = 2..)]
+    pub files: Vec<PathBuf>,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: CompareFormatArg,
+    /// Write to this file instead of stdout.
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Exit 1 when a row is more than PCT percent slower (throughput) than in the first result, or a later result
+    /// did not measure a row the first did.
+    #[arg(long, value_name = "PCT", value_parser = percent)]
+    pub fail_on_regression: Option<f64>,
+}
+
+/// A percentage from 0 to 100.
+fn percent(s: &str) -> Result<f64, String> {
+    match s.trim_end_matches('%').parse::<f64>() {
+        Ok(v) if (0.0..=100.0).contains(&v) => Ok(v),
+        _ => Err(format!("`{s}` is not a percentage from 0 to 100 (e.g. 5)")),
+    }
 }
 
 /// Flags of `rocmenv report html`.

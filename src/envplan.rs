@@ -224,6 +224,8 @@ enum Runs {
         to: GfxTarget,
         confidence: Confidence,
         note: Option<String>,
+        /// True when the matrices cannot say whether the release builds `to` (no `built:` data).
+        unconfirmed: bool,
     },
     /// It cannot run this release.
     No(String),
@@ -233,21 +235,47 @@ fn how_it_runs(m: &Matrices, r: &RocmRelease, own: GfxTarget) -> Runs {
     match m.gfx_on_release(r, own) {
         // Built but not on AMD's list: its own kernels run; doctor says it is untested.
         GfxRun::Native(_) | GfxRun::BuiltNotSupported(_) => Runs::Native(own),
-        GfxRun::Override(a) => Runs::Override { own, to: a.target, confidence: a.confidence, note: a.note.clone() },
+        GfxRun::Override(a) => Runs::Override { own, to: a.target, confidence: a.confidence, note: a.note.clone(), unconfirmed: false },
+        GfxRun::OverrideUnknown { advice: a, nearest } => Runs::Override { own, to: a.target, confidence: a.confidence, note: Some(unknown_note(r, a, nearest)), unconfirmed: true },
         GfxRun::OverrideCrashes(a) => Runs::No(format!("{own} is not built by ROCm {}, and overriding it to {} crashes (different ISA); no override is set", r.version, a.target)),
         GfxRun::OverrideNotBuilt(a) => Runs::No(format!("{own} is not built by ROCm {}, nor is its override target {}", r.version, a.target)),
         GfxRun::NoOverride => Runs::No(format!("{own} is not built by ROCm {} and no override is known", r.version)),
     }
 }
 
-/// The newest release that builds (natively, else through an override) every target.
+/// Why an override whose target the matrices cannot confirm is still set: field practice, unconfirmed.
+fn unknown_note(
+    r: &RocmRelease,
+    a: &crate::matrix::OverrideAdvice,
+    nearest: Option<&crate::version::Version>,
+) -> String {
+    let near = nearest
+        .map(|v| format!("; nearest release with data: {v}"))
+        .unwrap_or_default();
+    let evidence = a
+        .note
+        .as_deref()
+        .map(|n| format!("; {n}"))
+        .unwrap_or_default();
+    format!("unconfirmed: the matrices do not say whether ROCm {} builds {} (no built data), so this is the override used in the field{near}{evidence}", r.version, a.target)
+}
+
+/// The newest release that builds every target natively, else through an override the matrices confirm, else through
+/// one they cannot (no built data).
 pub fn default_release<'m>(m: &'m Matrices, targets: &[GfxTarget]) -> &'m RocmRelease {
     let all = |pred: &dyn Fn(&RocmRelease, GfxTarget) -> bool| {
         m.production()
             .rev()
             .find(|r| targets.iter().all(|t| pred(r, *t)))
     };
+    // Known data first: a release whose built lists confirm the override beats a newer one that cannot say.
     all(&|r, t| r.builds(t))
+        .or_else(|| {
+            all(&|r, t| {
+                let how = m.gfx_on_release(r, t);
+                how.runs() && !how.is_unconfirmed()
+            })
+        })
         .or_else(|| all(&|r, t| m.gfx_on_release(r, t).runs()))
         .unwrap_or_else(|| m.newest_rocm())
 }
@@ -433,17 +461,24 @@ fn how_selected_run<'a>(
                 to,
                 confidence,
                 note,
+                unconfirmed,
             } => {
                 runs.effective.push(to);
                 runs.usable.push(*i);
                 runs.runs_as.push((*i, &g.label, Some(to)));
+                // Without built data the release's own kernels for `own` are not known to be missing either.
+                let lacks = if unconfirmed {
+                    "is not on the supported list of"
+                } else {
+                    "is not built by"
+                };
                 let why = format!(
-                    "{own} is not built by ROCm {}; it runs {to} kernels (confidence: {}{})",
+                    "{own} {lacks} ROCm {}; it runs {to} kernels (confidence: {}{})",
                     r.version,
                     confidence_word(confidence),
                     note.map(|n| format!("; {n}")).unwrap_or_default()
                 );
-                if confidence != Confidence::High {
+                if confidence != Confidence::High || unconfirmed {
                     p.warnings.push(format!("{}: {why}", g.label));
                 }
                 runs.overrides.push((*i, to, why));

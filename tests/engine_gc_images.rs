@@ -38,13 +38,20 @@ fn build(host: &str, config: &Path, dir: &Path, text: &str, extra: &[&str]) -> S
     doc["tag"].as_str().expect("a tag").to_string()
 }
 
+/// The daemon's images as `repository:tag` lines, sorted: `docker images` orders images made in the same second as
+/// it finds them, so its order is not the same from one listing to the next.
 fn images(d: &SecondDaemon) -> String {
     let o = d
         .docker()
         .args(["images", "--format", "{{.Repository}}:{{.Tag}}"])
         .output()
         .unwrap();
-    String::from_utf8_lossy(&o.stdout).into_owned()
+    let mut lines: Vec<String> = String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .map(str::to_string)
+        .collect();
+    lines.sort();
+    lines.iter().map(|l| format!("{l}\n")).collect()
 }
 
 #[test]

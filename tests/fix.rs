@@ -274,3 +274,93 @@ fn links_bundles_and_changed_files_are_refused() {
         "{err}"
     );
 }
+
+#[test]
+fn dockers_nvidia_runtime_is_configured_as_nvidia_ctk_does() {
+    let t = copy_of("rtx4090-driver-535");
+    let tree = t.path().to_str().unwrap();
+    // Without the runtime installed, nothing is planned and the plan says why.
+    let o = rocmenv(&["fix", "--sysroot", tree, "--json"]);
+    let plan: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(plan["actions"].as_array().unwrap().len(), 0, "{plan:#}");
+    assert!(
+        plan["notes"][0]
+            .as_str()
+            .unwrap()
+            .contains("install nvidia-container-toolkit"),
+        "{plan:#}"
+    );
+    let bin = t.path().join("usr/bin/nvidia-container-runtime");
+    std::fs::write(&bin, "").unwrap();
+    std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let original = tree_hash(t.path());
+    assert!(statuses(tree, "docker").contains(&("docker.gpu-runtime".into(), "fail".into())));
+    let text = ok(&rocmenv(&["fix", "--sysroot", tree, "--apply"]));
+    assert!(text.contains("fix.docker-runtime"), "{text}");
+    assert!(statuses(tree, "docker").contains(&("docker.gpu-runtime".into(), "pass".into())));
+    let doc: Value = serde_json::from_str(
+        &std::fs::read_to_string(t.path().join("etc/docker/daemon.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        doc["runtimes"]["nvidia"],
+        serde_json::json!({"args": [], "path": "nvidia-container-runtime"})
+    );
+    assert_eq!(
+        doc["log-opts"]["max-size"], "10m",
+        "the other keys are kept"
+    );
+    assert!(ok(&rocmenv(&["fix", "--sysroot", tree])).contains("nothing to fix"));
+    ok(&rocmenv(&["fix", "--sysroot", tree, "--undo"]));
+    assert_eq!(tree_hash(t.path()), original);
+}
+
+#[test]
+fn kernel_parameters_and_numa_balancing_from_amds_mi300x_guide() {
+    let t = copy_of("mi300x-x4-no-iommu-pt");
+    let tree = t.path().to_str().unwrap();
+    std::fs::create_dir_all(t.path().join("proc/sys/kernel")).unwrap();
+    std::fs::write(t.path().join("proc/sys/kernel/numa_balancing"), "1\n").unwrap();
+    let original = tree_hash(t.path());
+    let o = rocmenv(&["fix", "--sysroot", tree, "--json"]);
+    let plan: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let ids: Vec<&str> = plan["actions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["id"].as_str().unwrap())
+        .collect();
+    // The tree's CDI spec is in an older layout than amd-ctk's, so fix.cdi replaces it too (tests/fix_cdi.rs).
+    assert_eq!(
+        ids,
+        ["fix.kernel-params", "fix.sysctl", "fix.cdi"],
+        "{plan:#}"
+    );
+    assert_eq!(plan["actions"][0]["needs"]["reboot"], true);
+    ok(&rocmenv(&["fix", "--sysroot", tree, "--apply"]));
+    // The drop-in, sourced after /etc/default/grub as update-grub does, adds the parameters to what was there.
+    let dropin = t.path().join("etc/default/grub.d/90-rocmenv.cfg");
+    let out = Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "GRUB_CMDLINE_LINUX=\"quiet splash\"; . {}; echo \"$GRUB_CMDLINE_LINUX\"",
+            dropin.display()
+        ))
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        "quiet splash iommu=pt pci=realloc=off"
+    );
+    let conf = std::fs::read_to_string(t.path().join("etc/sysctl.d/90-rocmenv.conf")).unwrap();
+    assert!(conf.ends_with("\nkernel.numa_balancing = 0\n"), "{conf}");
+    // In a tree nothing reboots: the plan says the drop-in is there and what is left to do, and changes nothing.
+    let text = ok(&rocmenv(&["fix", "--sysroot", tree]));
+    assert!(
+        text.contains("already adds `iommu=pt pci=realloc=off`; run `sudo update-grub` and reboot"),
+        "{text}"
+    );
+    assert!(text.contains("nothing to fix"), "{text}");
+    ok(&rocmenv(&["fix", "--sysroot", tree, "--undo"]));
+    assert_eq!(tree_hash(t.path()), original);
+}

@@ -5,6 +5,7 @@
 //! Without a daemon the test prints SKIP, unless ROCMENV_ENGINE_TESTS=1.
 
 #[path = "common/engine.rs"]
+#[allow(dead_code)]
 mod common;
 
 use std::process::Command;

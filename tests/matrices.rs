@@ -637,8 +637,22 @@ fn one_rule_says_how_a_target_runs_on_a_release() {
     assert_eq!(how.override_target(), Some(gfx("gfx1030")));
     let how = m.gfx_on_release(r, gfx("gfx1010"));
     assert!(matches!(how, GfxRun::OverrideCrashes(_)) && !how.runs());
-    // gfx90c's override, gfx900, is no longer built by 6.2.4.
+    // Issue 34: 6.2.4 has no `built:` data, so whether it builds gfx90c's override, gfx900, is unknown: the
+    // field-practice override, unconfirmed, naming the nearest release with data (6.2.2).
     let how = m.gfx_on_release(r, gfx("gfx90c"));
+    assert!(
+        matches!(how, GfxRun::OverrideUnknown { .. }) && how.runs() && how.is_unconfirmed(),
+        "{how:?}"
+    );
+    assert_eq!(how.override_target(), Some(gfx("gfx900")));
+    assert_eq!(
+        how.nearest_known().map(|v| v.to_string()).as_deref(),
+        Some("6.2.2")
+    );
+    // 6.4.0's `built:` leaves gfx900 out: that is "not built", and nothing runs.
+    let r640 = m.rocm_release("6.4.0").unwrap();
+    assert_eq!(r640.built_state(gfx("gfx900")), rocmenv::matrix::Built::No);
+    let how = m.gfx_on_release(r640, gfx("gfx90c"));
     assert!(
         matches!(how, GfxRun::OverrideNotBuilt(_)) && !how.runs(),
         "{how:?}"
@@ -1030,8 +1044,12 @@ fn built_but_not_supported_runs_natively() {
     // gfx90c's override, gfx900, is built now: the APU runs through it.
     let how = m.gfx_on_release(r, gfx("gfx90c"));
     assert_eq!(how.override_target(), Some(gfx("gfx900")), "{how:?}");
+    // Issue 34: the embedded 6.2.4 has no `built:`, so whether gfx900 is built there is unknown, not "no".
     let before = plain.gfx_on_release(plain.rocm_release("6.2.4").unwrap(), gfx("gfx90c"));
-    assert!(matches!(before, GfxRun::OverrideNotBuilt(_)), "{before:?}");
+    assert!(
+        matches!(before, GfxRun::OverrideUnknown { .. }) && before.is_unconfirmed(),
+        "{before:?}"
+    );
     // Listed targets and known overrides are unchanged.
     assert!(matches!(
         m.gfx_on_release(r, gfx("gfx1100")),
@@ -1045,9 +1063,13 @@ fn built_but_not_supported_runs_natively() {
         m.gfx_on_release(r, gfx("gfx1010")),
         GfxRun::OverrideCrashes(_)
     ));
-    // A release without `built:` is as before (6.3.3: its rocBLAS list is not sourced).
+    // A release without `built:` cannot say (6.3.3: its rocBLAS list is not sourced): gfx900 has no override.
     let r633 = m.rocm_release("6.3.3").unwrap();
     assert!(r633.built.is_empty());
+    assert_eq!(
+        r633.built_state(gfx("gfx900")),
+        rocmenv::matrix::Built::Unknown
+    );
     assert!(!m.gfx_on_release(r633, gfx("gfx900")).runs());
     // 6.2.2's `built:` (rocBLAS's CMake list and the rocm6.2 wheel) builds gfx900, not gfx1101.
     let r622 = plain.rocm_release("6.2.2").unwrap();
@@ -1101,10 +1123,16 @@ fn doctor_warns_for_built_but_not_supported() {
         igpu.1.contains("HSA_OVERRIDE_GFX_VERSION_1=9.0.0"),
         "{igpu:?}"
     );
+    // Issue 34: without `built:` the matrices cannot say whether 6.2.4 builds gfx900; doctor still asks for
+    // the field-practice override and never calls gfx900 "not built".
     let before = host("ryzen5600g-igpu-rx6800-mint21", None);
     let igpu = before.iter().find(|(_, s)| s.contains("gfx90c")).unwrap();
     assert!(
-        igpu.1.contains("nor is its override target gfx900"),
+        igpu.1.contains("HSA_OVERRIDE_GFX_VERSION_1=9.0.0")
+            && igpu
+                .1
+                .contains("is not on the supported list of ROCm 6.2.4")
+            && !igpu.1.contains("not built"),
         "{igpu:?}"
     );
 }

@@ -14,11 +14,14 @@
 
 use serde_yaml_ng::Value;
 
-const FILES: [(&str, &str); 4] = [
+const FILES: [(&str, &str); 6] = [
     ("rocm.yaml", include_str!("../matrices/rocm.yaml")),
     ("cuda.yaml", include_str!("../matrices/cuda.yaml")),
     ("ngc.yaml", include_str!("../matrices/ngc.yaml")),
     ("gpus.yaml", include_str!("../matrices/gpus.yaml")),
+    ("firmware.yaml", include_str!("../matrices/firmware.yaml")),
+    // lint's list of the variables each component reads (issue 35) follows the same rules.
+    ("variables.yaml", include_str!("../matrices/variables.yaml")),
 ];
 
 /// GitHub owners that are the vendor or the project itself, so their repositories are primary:
@@ -26,7 +29,7 @@ const FILES: [(&str, &str); 4] = [
 /// (the kernel's KFD device table), llvm (the AMDGPU processor table), pciutils (pci.ids, what
 /// lspci reads), and projects whose own test data are captures of real tool output: influxdata
 /// (Telegraf's rocm-smi / nvidia-smi fixtures), ollama (its AMD discovery code). Anything else is
-/// a person's copy of someone else's facts and is not cited.
+/// a person's copy of someone else's facts and is not cited, except a repository on `THIRD_PARTY`.
 const PROJECT_OWNERS: [&str; 8] = [
     "ROCm",
     "NVIDIA",
@@ -38,8 +41,15 @@ const PROJECT_OWNERS: [&str; 8] = [
     "ollama",
 ];
 
+/// Third-party repositories whose own captures back a value no vendor page gives (ms-swift's AMD guide: rocm-smi
+/// output of its MI308X host): cited only at a commit, by a record that marks what rests on them `unconfirmed:`.
+const THIRD_PARTY: [&str; 1] = ["modelscope/ms-swift"];
+
+/// Words that introduce a repository in prose ("in modelscope/ms-swift", "from owner/repo").
+const REPO_INTRO: [&str; 7] = ["in", "from", "per", "of", "see", "by", "at"];
+
 /// Branch paths that move under a citation.
-const MOVING: [&str; 9] = [
+const MOVING: [&str; 11] = [
     "/blob/master/",
     "/blob/main/",
     "/blob/develop/",
@@ -49,6 +59,9 @@ const MOVING: [&str; 9] = [
     "/raw/master/",
     "/raw/main/",
     "@master:",
+    // A repository's release list shows whatever is newest (issue 34: two TheRock citations).
+    "/releases ",
+    "/releases)",
 ];
 
 /// Pages that show whatever is newest; allowed only beside a pinned file.
@@ -236,8 +249,12 @@ fn report(rule: &str, offenders: Vec<String>) {
 fn no_source_cites_a_personal_fork() {
     let mut bad = Vec::new();
     for s in sources() {
+        let third_party_ok = |o: &str, r: &str| {
+            s.marks_unconfirmed && THIRD_PARTY.contains(&format!("{o}/{r}").as_str())
+        };
         let owners = pinned_refs(&s.text)
             .into_iter()
+            .filter(|(o, r, _)| !third_party_ok(o, r))
             .map(|(o, _, _)| o)
             .chain(github_owners(&s.text));
         for owner in owners {
@@ -260,6 +277,9 @@ fn no_source_cites_a_moving_branch() {
             if s.text.contains(m) {
                 bad.push(format!("{}: `{m}` moves; pin a commit", s.at));
             }
+        }
+        if s.text.trim_end().ends_with("/releases") {
+            bad.push(format!("{}: a release list moves; pin a commit", s.at));
         }
         let pinned = pinned_refs(&s.text).iter().any(|(_, _, r)| is_commit(r));
         for page in LATEST_PAGES {
@@ -319,6 +339,161 @@ fn no_source_is_unnamed() {
     report("unnamed source", bad);
 }
 
+/// `owner/repo` named in prose ("in modelscope/ms-swift") with no `@commit`, whose owner is not the vendor's or
+/// the project's: a third-party repository nobody can pin down.
+fn unpinned_third_party(text: &str) -> Vec<String> {
+    let words: Vec<&str> = text.split_whitespace().collect();
+    let mut out = Vec::new();
+    for pair in words.windows(2) {
+        let intro = pair[0].trim_start_matches('(').to_lowercase();
+        if !REPO_INTRO.contains(&intro.as_str()) || pair[1].contains('@') || pair[1].contains("://")
+        {
+            continue;
+        }
+        let name =
+            pair[1].trim_matches(|c: char| matches!(c, '.' | ',' | ';' | ':' | '(' | ')' | '"'));
+        let Some((owner, repo)) = name.split_once('/') else {
+            continue;
+        };
+        let word = |w: &str| {
+            w.chars().next().is_some_and(|c| c.is_ascii_alphabetic()) && w.chars().all(is_name_char)
+        };
+        if word(owner) && word(repo) && !PROJECT_OWNERS.contains(&owner) {
+            out.push(name.to_string());
+        }
+    }
+    out
+}
+
+/// Issue 34: a third-party repository is cited at a commit, and what rests on it is marked unconfirmed.
+#[test]
+fn no_source_cites_a_third_party_repository_without_a_commit() {
+    let mut bad = Vec::new();
+    for s in sources() {
+        for name in unpinned_third_party(&s.text) {
+            bad.push(format!(
+                "{}: `{name}` is a third-party repository named without @commit",
+                s.at
+            ));
+        }
+        for (o, r, _) in pinned_refs(&s.text) {
+            if THIRD_PARTY.contains(&format!("{o}/{r}").as_str()) && !s.marks_unconfirmed {
+                bad.push(format!(
+                    "{}: `{o}/{r}` is third-party evidence; mark what rests on it unconfirmed",
+                    s.at
+                ));
+            }
+        }
+    }
+    report("third-party repository without a commit", bad);
+}
+
+/// Issue 34: every record carries a source of its own (an image may lean on its release's), so no fact is
+/// unattributed; a `source:` that is empty counts as none.
+#[test]
+fn every_record_has_a_source() {
+    let mut bad = Vec::new();
+    let lists: [(&str, &str, &[&str]); 4] = [
+        (
+            "rocm.yaml",
+            include_str!("../matrices/rocm.yaml"),
+            &["releases", "left_out"],
+        ),
+        (
+            "cuda.yaml",
+            include_str!("../matrices/cuda.yaml"),
+            &["releases", "families"],
+        ),
+        (
+            "ngc.yaml",
+            include_str!("../matrices/ngc.yaml"),
+            &["releases"],
+        ),
+        (
+            "gpus.yaml",
+            include_str!("../matrices/gpus.yaml"),
+            &["gfx_targets", "gpus"],
+        ),
+    ];
+    let has_source = |m: &serde_yaml_ng::Mapping| {
+        m.get("source")
+            .and_then(Value::as_str)
+            .is_some_and(|s| !s.trim().is_empty())
+    };
+    let mut seen = 0;
+    for (file, text, keys) in lists {
+        let doc: Value = serde_yaml_ng::from_str(text).unwrap();
+        for key in keys {
+            for (i, rec) in doc[*key].as_sequence().into_iter().flatten().enumerate() {
+                let Some(m) = rec.as_mapping() else { continue };
+                seen += 1;
+                let label = ["version", "release", "target", "name", "major"]
+                    .iter()
+                    .find_map(|k| m.get(*k).and_then(value_label))
+                    .unwrap_or_default();
+                if !has_source(m) {
+                    bad.push(format!("{file} {key}[{i}] ({label}): no source"));
+                }
+                // A release's `built:` entries and `wheels:` are facts of their own.
+                for b in m
+                    .get("built")
+                    .and_then(Value::as_sequence)
+                    .into_iter()
+                    .flatten()
+                {
+                    if !b.as_mapping().is_some_and(has_source) {
+                        bad.push(format!(
+                            "{file} {key}[{i}] ({label}).built: an entry has no source"
+                        ));
+                    }
+                }
+                if let Some(w) = m.get("wheels").and_then(Value::as_mapping) {
+                    if !has_source(w) {
+                        bad.push(format!("{file} {key}[{i}] ({label}).wheels: no source"));
+                    }
+                }
+            }
+        }
+    }
+    assert!(seen > 150, "only {seen} records found: the walk is broken");
+    report("record without a source", bad);
+}
+
+/// Issue 34: an NGC record whose own release-notes page was not read confirms none of the fields only that page
+/// would give: its Ubuntu, Python, CUDA, driver floor and data-center branches are marked unconfirmed.
+#[test]
+fn an_unread_ngc_page_confirms_nothing() {
+    let doc: Value = serde_yaml_ng::from_str(include_str!("../matrices/ngc.yaml")).unwrap();
+    let mut bad = Vec::new();
+    let mut unread = 0;
+    for r in doc["releases"].as_sequence().unwrap() {
+        let source = r["source"].as_str().unwrap_or("");
+        if !(source.contains("(not read") || source.contains("page not read")) {
+            continue;
+        }
+        unread += 1;
+        let marked: Vec<&str> = r["unconfirmed"]
+            .as_sequence()
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .collect();
+        for field in ["ubuntu", "python", "cuda", "min_driver"] {
+            if !marked.contains(&field) && !marked.contains(&"*") {
+                bad.push(format!(
+                    "NGC {:?}: page not read, `{field}` not marked unconfirmed",
+                    r["release"]
+                ));
+            }
+        }
+    }
+    assert!(
+        unread >= 20,
+        "only {unread} unread records: the filter is broken"
+    );
+    report("unread page, field presented as confirmed", bad);
+}
+
 #[test]
 fn the_rules_catch_what_they_are_for() {
     // Each detector on a line it must flag, so a rule cannot pass by matching nothing.
@@ -340,4 +515,19 @@ fn the_rules_catch_what_they_are_for() {
     assert!(MOVING
         .iter()
         .any(|m| "https://github.com/torvalds/linux/blob/master/x.c".contains(m)));
+    // Issue 34: the MI308X source as it was, and the pinned form it has now.
+    assert_eq!(
+        unpinned_third_party(
+            "rocm-smi output of 8x MI308X on ROCm 7.2.0 in modelscope/ms-swift (0x74a2)"
+        ),
+        ["modelscope/ms-swift"]
+    );
+    assert!(unpinned_third_party(
+        "output, modelscope/ms-swift@3602360a562313afbf2ef6065fdf61f271a2c5b9:docs/x.md; in ROCm/TheRock"
+    )
+    .is_empty());
+    assert!(unpinned_third_party("see ROCm/ROCm#2720 and the rocm/pytorch repository").is_empty());
+    assert!(MOVING
+        .iter()
+        .any(|m| "https://github.com/ROCm/TheRock/releases (x)".contains(m)));
 }

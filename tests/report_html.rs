@@ -9,6 +9,8 @@
 
 #[path = "common/cli.rs"]
 mod cli;
+#[path = "common/fleet.rs"]
+mod fleet;
 
 use cli::rocmenv;
 use std::path::{Path, PathBuf};
@@ -91,6 +93,8 @@ struct Measured {
     body_font_px: f64,
     smallest_font_px: f64,
     grid_right: f64,
+    scroll_height: f64,
+    widest_box: f64,
 }
 
 /// A copy of the page with its policy removed and a measuring script added (the page itself has neither), so a
@@ -107,6 +111,11 @@ const MEASURE: &str = r#"<script>
     outside.push(el.outerHTML.slice(0, 120));
   });
   var grid = document.querySelector('.scroll');
+  var widest = 0;
+  document.querySelectorAll('body *').forEach(function (el) {
+    var o = getComputedStyle(el).overflowX;
+    if (o === 'auto' || o === 'scroll') { widest = Math.max(widest, el.scrollWidth); }
+  });
   var m = {
     scroll_width: document.documentElement.scrollWidth,
     bars: document.querySelectorAll('svg rect.bar').length,
@@ -117,7 +126,9 @@ const MEASURE: &str = r#"<script>
     title: document.title,
     body_font_px: px(document.body),
     smallest_font_px: small,
-    grid_right: grid ? grid.getBoundingClientRect().right : 0
+    grid_right: grid ? grid.getBoundingClientRect().right : 0,
+    scroll_height: document.documentElement.scrollHeight,
+    widest_box: widest
   };
   var pre = document.createElement('pre');
   pre.id = 'rocmenv-measured';
@@ -226,6 +237,11 @@ fn assert_sound(seen: &Seen) {
     );
     assert!(m.grid_right <= WIDTH as f64, "{m:?}");
     assert!(
+        m.widest_box <= 1.5 * WIDTH as f64,
+        "a scroll box is {} px wide, over 1.5 screens: {m:?}",
+        m.widest_box
+    );
+    assert!(
         m.body_font_px >= 14.0 && m.smallest_font_px >= 11.0,
         "{m:?}"
     );
@@ -246,17 +262,7 @@ fn read(path: &Path) -> serde_json::Value {
     serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
 
-/// The trees of the eight-node merge in docs/fleet.md, in node order.
-pub const EIGHT: [&str; 8] = [
-    "mi300x-x4-ubuntu2204",
-    "rhel94-mi300x-x8",
-    "mi210-x4-ubuntu2204",
-    "mi210-bad-env",
-    "rx7900xtx-ubuntu2204-hwe",
-    "user-not-in-render-group",
-    "h100-x8-ubuntu2204",
-    "rtx4090-driver-535",
-];
+use fleet::EIGHT;
 
 /// Grid cells a merge JSON makes: a cell per row and node.
 fn cells_of(merge: &serde_json::Value) -> usize {
@@ -454,4 +460,44 @@ fn hostile_strings_stay_text_and_keep_the_layout() {
     );
     assert_eq!(seen.measured.cells, 6, "3 rows × 2 nodes, the grid intact");
     assert_eq!(seen.measured.bars, 1);
+}
+
+/// Issue 36: 2,000 doctor reports make a page a person can read: failures first, grouped, naming every node that
+/// failed or warned; no grid; no scroll box wider than 1.5 screens; under 20,000 px tall at 1280 px.
+#[test]
+fn two_thousand_nodes_make_a_readable_page() {
+    let Some(browser) = chromium("2,000 nodes") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let reports = dir.path().join("reports");
+    std::fs::create_dir(&reports).unwrap();
+    let files = fleet::write_fleet(&reports, 2000);
+    let page = dir.path().join("fleet-2000.html");
+    let mut args: Vec<&str> = vec!["report", "html", "-o", page.to_str().unwrap()];
+    args.extend(files.iter().map(|f| f.to_str().unwrap()));
+    ok(&rocmenv(&args, None), &[1]);
+    let html = std::fs::read_to_string(&page).unwrap();
+    let problems =
+        &html[html.find("id=\"problems\"").unwrap()..html.find("id=\"counts\"").unwrap()];
+    let troubled = fleet::troubled(&files);
+    assert!(troubled.len() >= 1000, "{}", troubled.len());
+    for node in &troubled {
+        assert!(
+            problems.contains(node.as_str()),
+            "{node} is not named among the failures"
+        );
+    }
+    assert!(html.contains("<code>doctor docker.gpu-runtime</code> <span class=\"count\">250 nodes</span><span class=\"msg\">&lt;node&gt;: Docker"));
+    let seen = look(&browser, dir.path(), &page, 1000);
+    assert_sound(&seen);
+    let m = &seen.measured;
+    assert_eq!(m.cells, 0, "no grid over 32 nodes");
+    assert!(
+        m.scroll_height < 20000.0,
+        "the page is {} px tall: {m:?}",
+        m.scroll_height
+    );
+    eprintln!("2,000 nodes: {} bytes, {m:?}", html.len());
+    update_docs(&seen, "report-fleet-2000.png");
 }

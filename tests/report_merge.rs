@@ -5,6 +5,8 @@
 
 #[path = "common/cli.rs"]
 mod cli;
+#[path = "common/fleet.rs"]
+mod fleet;
 
 use cli::rocmenv;
 use std::path::{Path, PathBuf};
@@ -55,10 +57,27 @@ fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
 }
 
+/// The lines of the text report's grid, from its header (`check  1 2 …`) on.
+fn grid(text: &str) -> impl Iterator<Item = &str> {
+    text.lines().skip_while(|l| !l.starts_with("check "))
+}
+
+/// The node names of the grid's numbered list (`  1  gpu-node-1  doctor  (…)`), in column order.
+fn numbered_nodes(text: &str) -> Vec<&str> {
+    text.lines()
+        .filter(|l| {
+            l.contains("  (pass ")
+                && l.split_whitespace()
+                    .next()
+                    .is_some_and(|w| w.parse::<usize>().is_ok())
+        })
+        .map(|l| l.split_whitespace().nth(1).unwrap())
+        .collect()
+}
+
 /// The row of `id` in the text table: its marks, one per node column.
 fn marks(table: &str, id: &str) -> String {
-    let line = table
-        .lines()
+    let line = grid(table)
         .find(|l| l.trim_start().starts_with(&format!("{id} ")))
         .unwrap_or_else(|| panic!("no row {id} in\n{table}"));
     line.trim_start()[id.len()..]
@@ -89,14 +108,8 @@ fn doctor_reports_of_four_nodes_merge_into_one_table() {
         "{text}"
     );
     // Natural order: gpu-node-10 is the last column.
-    let order: Vec<&str> = text
-        .lines()
-        .skip(1)
-        .take(4)
-        .map(|l| l.split_whitespace().nth(1).unwrap())
-        .collect();
     assert_eq!(
-        order,
+        numbered_nodes(&text),
         ["gpu-node-1", "gpu-node-2", "gpu-node-3", "gpu-node-10"]
     );
     assert_eq!(marks(&text, "devices.kfd"), "✓ ✓ ✗ -");
@@ -107,7 +120,18 @@ fn doctor_reports_of_four_nodes_merge_into_one_table() {
         ". . . ✓",
         "only the NVIDIA node reports it"
     );
-    assert!(text.contains("  ✗ gpu-node-3  doctor devices.kfd: bob cannot open /dev/kfd\n      fix: sudo usermod -aG render,video"), "{text}");
+    // Failures first, grouped by check and message, with their nodes and fix (issue 36).
+    assert!(
+        text.contains("\nFailures, by check and message\n  ✗ doctor "),
+        "{text}"
+    );
+    assert!(text.contains("  ✗ doctor devices.kfd: bob cannot open /dev/kfd\n      1 node: gpu-node-3\n      fix: sudo usermod -aG render,video"), "{text}");
+    assert!(
+        text.find("Failures, by check") < text.find("\nChecks ")
+            && text.find("\nChecks ") < text.find("\ncheck "),
+        "failures, then counts per check, then the grid\n{text}"
+    );
+    assert!(text.lines().all(|l| l.chars().count() <= 200), "{text}");
 
     // JSON, read back by merge itself, gives the same table.
     let json_path = dir.path().join("merged.json");
@@ -125,13 +149,10 @@ fn doctor_reports_of_four_nodes_merge_into_one_table() {
     assert_eq!(doc["summary"]["fail"], 4);
     assert_eq!(doc["nodes"][3]["name"], "gpu-node-10");
     let again = merge(&[json_path.to_str().unwrap()]);
+    let again = stdout(&again);
     assert_eq!(
-        stdout(&again)
-            .replace("from 1 report:", "from 4 reports:")
-            .lines()
-            .skip(5)
-            .collect::<Vec<_>>(),
-        text.lines().skip(5).collect::<Vec<_>>(),
+        grid(&again).collect::<Vec<_>>(),
+        grid(&text).collect::<Vec<_>>(),
         "a merge of the merge is the same table"
     );
 
@@ -170,14 +191,23 @@ fn doctor_reports_of_four_nodes_merge_into_one_table() {
         .unwrap_or_default()
         .contains("fix: sudo usermod -aG render,video"));
 
-    // Markdown: a column per node.
+    // Markdown: the same order; the grid's columns are the numbered nodes.
     let o = merge(&[&args[..], &["--format", "markdown"]].concat());
     let md = stdout(&o);
-    assert!(md.contains("| check | gpu-node-1 | gpu-node-2 | gpu-node-3 | gpu-node-10 |\n| --- | :-: | :-: | :-: | :-: |\n"), "{md}");
     assert!(
-        md.contains("| `devices.kfd` | pass | pass | **FAIL** | skip |"),
+        md.contains("### Failures, by check and message\n\n- **FAIL** doctor `"),
         "{md}"
     );
+    assert!(
+        md.contains("\n1. gpu-node-1 (") && md.contains("\n4. gpu-node-10 ("),
+        "{md}"
+    );
+    assert!(
+        md.contains("| check | 1 | 2 | 3 | 4 |\n| --- | :-: | :-: | :-: | :-: |\n"),
+        "{md}"
+    );
+    assert!(md.contains("| `devices.kfd` | ✓ | ✓ | ✗ | - |"), "{md}");
+    assert!(md.lines().all(|l| l.chars().count() <= 200), "{md}");
 }
 
 /// Issue 12: the smoke result of a real run names its node and merges beside the doctor report of the same node.
@@ -241,7 +271,10 @@ fn smoke_and_validate_reports_merge_beside_doctor() {
         "the validate report failed a case\n{text}"
     );
     // The committed smoke result and the doctor report are both ci-cpu-1's: one column.
-    let first = text.lines().nth(1).unwrap();
+    let first = text
+        .lines()
+        .find(|l| l.trim_start().starts_with("1 ") && l.contains("(pass "))
+        .unwrap();
     assert!(
         first.contains("ci-cpu-1") && first.contains("doctor, smoke"),
         "{text}"
@@ -251,7 +284,7 @@ fn smoke_and_validate_reports_merge_beside_doctor() {
         text.contains("\nvalidate mi300\n  image.torch-arch "),
         "{text}"
     );
-    assert!(text.contains("✗ ci-runner-3  validate mi300 image.torch-arch: the torch wheel has no gfx942 code\n      fix: pin a wheel built for gfx942"), "{text}");
+    assert!(text.contains("✗ validate mi300 image.torch-arch: the torch wheel has no gfx942 code\n      1 node: ci-runner-3\n      fix: pin a wheel built for gfx942"), "{text}");
     let smoke: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&files[1]).unwrap()).unwrap();
     let want = if smoke["tests"]
@@ -298,4 +331,56 @@ fn malformed_and_unknown_reports_exit_2_naming_the_file() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("missing.json: cannot be read"));
     // A clean report alone exits 0.
     assert_eq!(merge(&[good.to_str().unwrap()]).status.code(), Some(0));
+}
+
+/// Issue 36: 2,000 nodes merge into failures grouped by check and message (a message naming its own node groups
+/// with the others), counts per check, no grid; every troubled node is named; no line is over 200 characters, in
+/// text or Markdown.
+#[test]
+fn two_thousand_nodes_merge_grouped_with_short_lines() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = fleet::write_fleet(dir.path(), 2000);
+    let args: Vec<&str> = files.iter().map(|p| p.to_str().unwrap()).collect();
+    let o = merge(&args);
+    assert_eq!(o.status.code(), Some(1));
+    let text = stdout(&o);
+    assert!(
+        text.starts_with("rocmenv report merge: 2000 nodes from 2000 reports: "),
+        "{}",
+        &text[..300]
+    );
+    let long: Vec<&str> = text.lines().filter(|l| l.chars().count() > 200).collect();
+    assert!(long.is_empty(), "{long:?}");
+    for node in fleet::troubled(&files) {
+        assert!(text.contains(&node), "{node} is not named");
+    }
+    // docker.gpu-runtime fails on every eighth node (the RTX 4090 tree), each message naming its node: one group of
+    // 250 nodes, with the name taken out.
+    assert!(
+        text.contains("  ✗ doctor docker.gpu-runtime: <node>: Docker has no nvidia runtime"),
+        "{text}"
+    );
+    let group = text
+        .lines()
+        .skip_while(|l| !l.contains("doctor docker.gpu-runtime: <node>"))
+        .find(|l| {
+            l.trim_start()
+                .starts_with("250 nodes: node-00007, node-00015,")
+        });
+    assert!(group.is_some(), "{text}");
+    assert!(text.contains("The grid of checks by node shows up to 32 nodes; this merge has 2000"));
+    assert!(
+        text.contains("\nEnvironments (7 distinct)\n  500 nodes: "),
+        "{text}"
+    );
+    assert!(!text.contains("\ncheck "), "no grid");
+
+    let o = merge(&[&args[..], &["--format", "markdown"]].concat());
+    let md = stdout(&o);
+    let long: Vec<&str> = md.lines().filter(|l| l.chars().count() > 200).collect();
+    assert!(long.is_empty(), "{long:?}");
+    assert!(
+        md.contains("  <details><summary>250 nodes</summary>"),
+        "{md}"
+    );
 }

@@ -12,7 +12,9 @@ use rocmenv::gfx::GfxTarget;
 use rocmenv::host::{self, HostRoot, ProbeOptions, RecordedSession, Session, ToolRun};
 use rocmenv::image_ref::{self, ImageRef};
 use rocmenv::matrix::Matrices;
-use rocmenv::parse::{kernel, kfd, nvidia_proc, nvidia_smi, os_release, rocm_smi, rocminfo};
+use rocmenv::parse::{
+    kernel, kfd, nvidia_proc, nvidia_smi, nvidia_smi_xml, os_release, ras, rocm_smi, rocminfo,
+};
 use rocmenv::suites::{self as result, SuiteResult};
 use rocmenv::version::{parse_with_parts, DriverVersion, Version};
 use std::fmt::Write as _;
@@ -30,6 +32,7 @@ pub const TARGETS: &[Target] = &[
     ("rocminfo", rocminfo_output),
     ("rocm_smi", rocm_smi_output),
     ("nvidia_smi", nvidia_smi_output),
+    ("ras", sysfs_error_counters),
     ("dockerignore", dockerignore),
     ("image_ref", image_reference),
     ("sanitize", sanitiser),
@@ -208,6 +211,15 @@ pub fn rocm_smi_output(data: &[u8]) {
 /// `nvidia-smi` (table and failures) and `/proc/driver/nvidia/version`: a driver version round-trips.
 pub fn nvidia_smi_output(data: &[u8]) {
     let s = text(data);
+    // `nvidia-smi -q -x` (issue 37): refused or read, never a panic or a stack overflow.
+    if let Ok(gpus) = nvidia_smi_xml::parse_nvidia_smi_xml(&s) {
+        for g in gpus {
+            // A count comes from an element that names it.
+            if g.volatile_uncorrectable.is_some() {
+                assert!(s.contains("uncorrectable") || s.contains("double_bit"));
+            }
+        }
+    }
     let t = nvidia_smi::parse_nvidia_smi(&s);
     if let Some(d) = &t.driver_version {
         assert_eq!(d.to_string().parse::<DriverVersion>().as_ref(), Ok(d));
@@ -338,8 +350,9 @@ pub const EMBEDDED_MATRICES: [&str; 4] = [
     include_str!("../../matrices/gpus.yaml"),
 ];
 
-/// `--matrices DIR` from bytes: the four files (`rocm.yaml`, `cuda.yaml`, `ngc.yaml`, `gpus.yaml`) separated by NUL
-/// bytes; a file not given is the embedded one. An error names a line that the file has.
+/// `--matrices DIR` from bytes: the four files (`rocm.yaml`, `cuda.yaml`, `ngc.yaml`, `gpus.yaml`) and the optional
+/// `firmware.yaml`, separated by NUL bytes; one of the four not given is the embedded one, a missing firmware.yaml
+/// is left out (the embedded list is used). An error names a line that the file has.
 pub fn matrices(data: &[u8]) {
     let s = text(data);
     let mut parts = s.split('\0');
@@ -354,13 +367,17 @@ pub fn matrices(data: &[u8]) {
         })
         .collect();
     let [rocm, cuda, ngc, gpus]: [(String, String); 4] = files.try_into().expect("four files");
+    let firmware = parts
+        .next()
+        .map(|t| ("firmware.yaml".to_string(), t.to_string()));
     let texts = [
         rocm.1.clone(),
         cuda.1.clone(),
         ngc.1.clone(),
         gpus.1.clone(),
+        firmware.as_ref().map(|f| f.1.clone()).unwrap_or_default(),
     ];
-    match Matrices::from_texts(rocm, cuda, ngc, gpus, "fuzz".into()) {
+    match Matrices::from_texts(rocm, cuda, ngc, gpus, firmware, "fuzz".into()) {
         Ok(m) => {
             assert!(m
                 .rocm
@@ -376,6 +393,7 @@ pub fn matrices(data: &[u8]) {
         Err(e) => {
             let i = rocmenv::matrix::MATRIX_FILES
                 .iter()
+                .chain(&rocmenv::matrix::OPTIONAL_MATRIX_FILES)
                 .position(|f| *f == e.file)
                 .expect("the error names a matrix file");
             if let Some(line) = e.line {
@@ -518,7 +536,7 @@ pub fn report_file(data: &[u8]) {
             let mut out = Vec::new();
             rocmenv::fleet::render::text(&merged, &mut out).expect("rendering to memory");
             rocmenv::fleet::render::markdown(&merged, &mut out).expect("rendering to memory");
-            let _ = rocmenv::fleet::render::json(&merged);
+            rocmenv::fleet::render::json(&merged, &mut out).expect("rendering to memory");
             let xml = rocmenv::report::merge_junit(&merged);
             assert!(xml.starts_with("<?xml"), "{xml}");
         }
@@ -580,4 +598,18 @@ pub fn host_tree(data: &[u8]) {
         "AMD GPUs are numbered 0..n"
     );
     serde_json::to_string(&facts).expect("the facts serialise");
+}
+
+/// The kernel's error counters in sysfs (issue 37): amdgpu's `*_err_count`, `gpu_vram_bad_pages`, `xgmi_error`, and
+/// PCIe `aer_dev_*`.
+pub fn sysfs_error_counters(data: &[u8]) {
+    let s = text(data);
+    let _ = ras::parse_err_count(&s);
+    if let Ok(p) = ras::parse_bad_pages(&s) {
+        assert!(p.total() as usize <= s.lines().count());
+    }
+    if let Ok(a) = ras::parse_aer(&s) {
+        assert!(a.nonzero.iter().all(|(_, n)| *n > 0));
+    }
+    let _ = ras::parse_xgmi_error(&s);
 }

@@ -234,9 +234,17 @@ fn forward_compat_verdict(
             .detail("NVIDIA supports forward compatibility (the cuda-compat package) only on data center GPUs and select NGC Server Ready RTX SKUs; on a GeForce the container's CUDA fails with cudaErrorCompatNotSupportedOnDevice")
             .fix(format!("upgrade the NVIDIA driver to {need} or newer (branch R{}+), or target an older release", need.branch())));
     }
-    Some(Finding::new(NVIDIA_ID, AREA, Status::Warn, format!("NVIDIA driver {have} is older than {what} needs ({need}), but branch R{} ≥ {b} runs it on datacenter GPUs through forward compatibility", have.branch()))
-        .detail("consumer GPUs cannot use forward compatibility")
-        .fix(format!("upgrade the driver to ≥ {need} to drop the compatibility layer")))
+    // NVIDIA's notes support these branches on data center GPUs (the container brings cuda-compat): a pass, on a
+    // condition the text names (issue 34: an H100 on R525.85 runs NGC 23.04).
+    // A list carried from a neighbouring month's notes says so, as every verdict on unconfirmed data does.
+    let carried = if n.provenance.is_unconfirmed("datacenter_drivers") {
+        format!("; NGC {r}'s `datacenter_drivers` is marked unconfirmed in ngc.yaml (`rocmenv matrix ngc {r}` shows its source)", r = n.release)
+    } else {
+        String::new()
+    };
+    Some(Finding::new(NVIDIA_ID, AREA, Status::Pass, format!("NVIDIA driver {have} runs {what} on data center GPUs through forward compatibility (branch R{} ≥ {b}; consumer GPUs need ≥ {need})", have.branch()))
+        .detail(format!("NGC {}'s release notes list R{} among the data center branches it supports with the forward-compatibility package; consumer GPUs cannot use it; upgrade the driver to ≥ {need} to drop the compatibility layer{carried}", n.release, have.branch()))
+        .conditional())
 }
 
 /// The failure for a driver older than the target needs: the newest CUDA it runs, and whether minor-version

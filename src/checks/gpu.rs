@@ -162,7 +162,15 @@ fn gfx_verdict(
     match how {
         GfxRun::OverrideCrashes(a) => override_crashes_verdict(&case, a),
         GfxRun::OverrideNotBuilt(a) => override_not_built_verdict(cx, g, &case, a),
-        GfxRun::Override(a) => override_env_verdict(cx, index, &case, a),
+        GfxRun::Override(a) => override_env_verdict(cx, index, &case, a, None),
+        GfxRun::OverrideUnknown { advice, nearest } => {
+            let v = &release.version;
+            let near = nearest
+                .map(|n| format!("; nearest release with data: {n}"))
+                .unwrap_or_default();
+            let why = format!("unconfirmed: rocm.yaml has no built data for ROCm {v}, so whether it ships {} kernels is unknown; the override is the one used in the field{near}", advice.target);
+            override_env_verdict(cx, index, &case, advice, Some(why))
+        }
         GfxRun::Native(_) | GfxRun::BuiltNotSupported(_) | GfxRun::NoOverride => {
             no_override_verdict(&case)
         }
@@ -370,21 +378,56 @@ fn override_not_built_verdict(
 }
 
 /// The verdict when the target runs through a known override: set right, set wrong, or not set.
-fn override_env_verdict(cx: &Context, index: usize, case: &GfxCase, a: &OverrideAdvice) -> Finding {
+/// `unknown`: why the override rests on missing data (the release's built lists are unknown), when it does.
+fn override_env_verdict(
+    cx: &Context,
+    index: usize,
+    case: &GfxCase,
+    a: &OverrideAdvice,
+    unknown: Option<String>,
+) -> Finding {
     let GfxCase { label, gfx, .. } = case;
     let r = case.release;
-    let (value, conf, note) = override_terms(a);
+    let (value, conf, mut note) = override_terms(a);
+    // Not on the list is all the matrices know when they have no built data: never say "not built".
+    let lacks = if unknown.is_some() {
+        "is not on the supported list of"
+    } else {
+        "is not built by"
+    };
+    if let Some(u) = &unknown {
+        note.push_str(&format!(" ({u})"));
+    }
     let later = case.later();
     let per_device_ok = r.version >= crate::version::Version::new(6, 2, 0);
     match override_for(cx, index) {
-        Some((var, v)) if GfxTarget::from_override(&v).ok() == Some(a.target) => case.finding(Status::Warn, format!("{label}: {gfx} runs as {} through {var}={v} (not officially supported)", a.target))
-            .detail(format!("the override is the known one for {gfx} ({conf}).{note}{later}")),
-        Some((var, v)) => case.finding(Status::Fail, format!("{label}: {gfx} is not built by ROCm {}, and {var}={v} is not its override ({value})", r.version))
-            .detail(format!("{gfx} runs kernels built for {} ({conf}).{note}", a.target))
+        Some((var, v)) if GfxTarget::from_override(&v).ok() == Some(a.target) => case
+            .finding(
+                Status::Warn,
+                format!(
+                    "{label}: {gfx} runs as {} through {var}={v} (not officially supported)",
+                    a.target
+                ),
+            )
+            .detail(format!(
+                "the override is the known one for {gfx} ({conf}).{note}{later}"
+            )),
+        Some((var, v)) => case
+            .finding(
+                Status::Fail,
+                format!(
+                    "{label}: {gfx} {lacks} ROCm {}, and {var}={v} is not its override ({value})",
+                    r.version
+                ),
+            )
+            .detail(format!(
+                "{gfx} runs kernels built for {} ({conf}).{note}",
+                a.target
+            ))
             .fix(format!("export {var}={value}")),
         None => {
             let var = planned_override_var(cx, index, per_device_ok);
-            case.finding(Status::Fail, format!("{label}: {gfx} is not built by ROCm {}; it needs {var}={value}", r.version))
+            case.finding(Status::Fail, format!("{label}: {gfx} {lacks} ROCm {}; it needs {var}={value}", r.version))
                 .detail(format!("without it PyTorch fails with `HIP error: invalid device function`; with it the GPU runs {} kernels ({conf}).{note}{later}", a.target))
                 .fix(format!("export {var}={value}"))
         }

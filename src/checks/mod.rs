@@ -1,11 +1,14 @@
 //! Checks: pure functions of (facts, matrices, target) that return findings. They never print.
 
+mod aer;
+mod boot;
 mod containers;
 mod devices;
 mod driver;
 mod environment;
 mod evidence;
 mod gpu;
+mod health;
 pub mod image;
 mod runtime;
 mod system;
@@ -13,6 +16,7 @@ mod topology;
 mod userspace;
 mod verdict;
 
+pub use boot::{iommu_params, mi300_gpus, MI300X_GUIDE};
 pub use verdict::{Verdict, VerdictInput};
 
 use crate::host::HostFacts;
@@ -101,7 +105,7 @@ pub struct Context<'a> {
 }
 
 /// The report sections, in order.
-pub const AREAS: [&str; 10] = [
+pub const AREAS: [&str; 12] = [
     "system",
     "gpu",
     "driver",
@@ -110,7 +114,9 @@ pub const AREAS: [&str; 10] = [
     "runtime",
     "environment",
     "topology",
+    "health",
     "containers",
+    "boot",
     "tools",
 ];
 
@@ -125,7 +131,9 @@ pub fn run_all(cx: &Context) -> Vec<Finding> {
     out.extend(runtime::check(cx));
     out.extend(environment::check(cx));
     out.extend(topology::check(cx));
+    out.extend(health::check(cx));
     out.extend(containers::check(cx));
+    out.extend(boot::check(cx));
     out.extend(evidence::check(cx));
     hedge_unconfirmed(cx, &mut out);
     out

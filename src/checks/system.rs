@@ -1,17 +1,16 @@
 //! Kernel and distribution against the target ROCm release.
 
 use super::{Context, Finding, Status};
-use crate::gfx::GfxTarget;
 use crate::host::OsFacts;
-use crate::matrix::{DistroSupport, KernelKind, Matrices, RocmRelease};
+use crate::matrix::{DistroSupport, HostGpu, KernelKind, Matrices, RocmRelease};
 
 const AREA: &str = "system";
 
 /// How a host's distro matched a release's list.
 pub(crate) enum DistroMatch<'m> {
-    /// Listed as is (or by major version, as Rocky `9.6` against `9`); the host's targets the row leaves out
-    /// (AMD lists some OS versions for some GPUs only).
-    Listed(&'m DistroSupport, Vec<GfxTarget>),
+    /// Listed as is (or by major version, as Rocky `9.6` against `9`); the host's GPUs the row leaves out
+    /// (AMD lists some OS versions for some GPU models or targets only).
+    Listed(&'m DistroSupport, Vec<HostGpu<'m>>),
     /// A derivative (Linux Mint, Pop!_OS) of a listed distro.
     Derived(&'m DistroSupport, String),
     /// The distro is listed, but not this version.
@@ -34,7 +33,7 @@ pub(crate) fn match_distro<'m>(
     r: &'m RocmRelease,
     os: &OsFacts,
     ubuntu_codename: Option<&str>,
-    gpus: &[GfxTarget],
+    gpus: &[HostGpu<'m>],
 ) -> DistroMatch<'m> {
     let id = os.id.as_deref().unwrap_or("");
     let vid = os.version_id.as_deref().unwrap_or("");
@@ -115,7 +114,7 @@ fn releases_supporting(
     os: &OsFacts,
     codename: Option<&str>,
     series: Option<&str>,
-    gpus: &[GfxTarget],
+    gpus: &[HostGpu],
 ) -> Vec<String> {
     m.production()
         .filter(|r| match match_distro(r, os, codename, gpus) {
@@ -131,19 +130,22 @@ fn releases_supporting(
         .collect()
 }
 
-/// The host's AMD gfx targets, known ones only, each once.
-fn host_gfx(cx: &Context) -> Vec<GfxTarget> {
-    let mut t: Vec<GfxTarget> = cx.facts.amd_gpus().filter_map(|g| g.gfx).collect();
-    t.sort();
-    t.dedup();
-    t
+/// The host's AMD GPUs with a known target, each model (or, model unknown, each target) once: the OS and kernel
+/// rows judge each by its model, then its target.
+fn host_gpus<'m>(cx: &Context<'m>) -> Vec<HostGpu<'m>> {
+    let mut out: Vec<HostGpu<'m>> = Vec::new();
+    for g in cx.facts.amd_gpus() {
+        let Some(t) = g.gfx else { continue };
+        let h = cx.matrices.host_gpu(&g.device_id, t);
+        if !out.iter().any(|x| x.same(&h)) {
+            out.push(h);
+        }
+    }
+    out
 }
 
-fn join_gfx(t: &[GfxTarget]) -> String {
-    t.iter()
-        .map(|g| g.to_string())
-        .collect::<Vec<_>>()
-        .join(", ")
+fn join_gpus(t: &[HostGpu]) -> String {
+    t.iter().map(|g| g.label()).collect::<Vec<_>>().join(", ")
 }
 
 pub(super) fn check(cx: &Context) -> Vec<Finding> {
@@ -179,14 +181,14 @@ fn check_os(cx: &Context) -> Finding {
     };
     let name = os_name(os);
     let code = codename(cx);
-    let gpus = host_gfx(cx);
+    let gpus = host_gpus(cx);
     match match_distro(r, os, code.as_deref(), &gpus) {
         DistroMatch::Listed(d, left_out) if !left_out.is_empty() => {
             // Supported for other GPUs only: the host passes only for the GPUs it has.
             let for_these: Vec<String> = r
                 .distros
                 .iter()
-                .filter(|x| left_out.iter().all(|t| x.supports_gfx(*t)))
+                .filter(|x| left_out.iter().all(|g| x.covers(g)))
                 .map(|x| format!("{} {}", x.id, x.version))
                 .fold(Vec::new(), |mut v, x| {
                     if !v.contains(&x) {
@@ -195,10 +197,10 @@ fn check_os(cx: &Context) -> Finding {
                     v
                 });
             let others = releases_supporting(cx.matrices, os, code.as_deref(), None, &gpus);
-            Finding::new(ID, AREA, Status::Fail, format!("{name} is supported by ROCm {} for other GPUs only, not for this host's {}", r.version, join_gfx(&left_out)))
-                .detail(format!("ROCm {} lists {} {} for {}{}", r.version, d.id, d.version, join_gfx(&d.gfx), d.note.as_deref().map(|n| format!(" ({n})")).unwrap_or_default()))
+            Finding::new(ID, AREA, Status::Fail, format!("{name} is supported by ROCm {} for other GPUs only, not for this host's {}", r.version, join_gpus(&left_out)))
+                .detail(format!("ROCm {} lists {} {} for {}{}", r.version, d.id, d.version, d.gpus_text(), d.note.as_deref().map(|n| format!(" ({n})")).unwrap_or_default()))
                 .fix(match (for_these.is_empty(), others.last()) {
-                    (false, _) => format!("use an OS that ROCm {} lists for {}: {}", r.version, join_gfx(&left_out), for_these.join(", ")),
+                    (false, _) => format!("use an OS that ROCm {} lists for {}: {}", r.version, join_gpus(&left_out), for_these.join(", ")),
                     (true, Some(v)) => format!("check against a release that lists {name} for these GPUs: --target rocm-{v}"),
                     (true, None) => "run on a distribution AMD lists for these GPUs".into(),
                 })
@@ -222,10 +224,10 @@ fn check_os(cx: &Context) -> Finding {
             if let Some(n) = &d.note {
                 f = f.detail(n.clone());
             }
-            if !d.gfx.is_empty() {
+            if d.limits_gpus() {
                 // The pass holds for these GPUs only: say so in text output too.
                 f = f
-                    .detail(format!("for {} only{}", join_gfx(&d.gfx), d.note.as_deref().map(|n| format!(": {n}")).unwrap_or_default()))
+                    .detail(format!("for {}{}", d.gpus_text(), d.note.as_deref().map(|n| format!(": {n}")).unwrap_or_default()))
                     .conditional();
             }
             f
@@ -252,16 +254,15 @@ fn check_os(cx: &Context) -> Finding {
 
 fn check_kernel(cx: &Context) -> Finding {
     const ID: &str = "kernel.rocm-supported";
-    let Some(t) = &cx.target.rocm else {
-        return Finding::new(
-            ID,
-            AREA,
-            Status::Skip,
-            "kernel against ROCm: not checked, the target is CUDA",
-        );
-    };
-    let r = t.release;
     let Some(k) = &cx.facts.kernel else {
+        if cx.target.rocm.is_none() {
+            return Finding::new(
+                ID,
+                AREA,
+                Status::Skip,
+                "kernel against ROCm: not checked, the target is CUDA",
+            );
+        }
         let why = cx.facts.why_unavailable("kernel").unwrap_or("unknown");
         return Finding::new(
             ID,
@@ -270,26 +271,47 @@ fn check_kernel(cx: &Context) -> Finding {
             format!("the kernel release is unknown: {why}"),
         );
     };
+    judge_kernel(cx, ID, AREA, k, "kernel")
+}
+
+/// A kernel (the running one, or the one that boots next) against the target's ROCm release: one rule for both.
+/// `what` starts each summary (`kernel`, `next-boot kernel`).
+pub(super) fn judge_kernel(
+    cx: &Context,
+    id: &'static str,
+    area: &'static str,
+    k: &crate::host::KernelFacts,
+    what: &str,
+) -> Finding {
+    let Some(t) = &cx.target.rocm else {
+        return Finding::new(
+            id,
+            area,
+            Status::Skip,
+            format!("{what} against ROCm: not checked, the target is CUDA"),
+        );
+    };
+    let r = t.release;
     if cx.facts.wsl {
-        return Finding::new(ID, AREA, Status::Skip, format!("kernel {} is WSL2's: ROCm on WSL uses the Windows driver, so the Linux kernel matrix does not apply", k.release))
+        return Finding::new(id, area, Status::Skip, format!("{what} {} is WSL2's: ROCm on WSL uses the Windows driver, so the Linux kernel matrix does not apply", k.release))
             .fix("check the Windows AMD Software (Adrenalin) driver against AMD's ROCm-on-WSL compatibility table");
     }
     let Some(os) = &cx.facts.os else {
         return Finding::new(
-            ID,
-            AREA,
+            id,
+            area,
             Status::Skip,
             format!(
-                "kernel {}: the distribution is unknown, and kernels are listed per distribution",
+                "{what} {}: the distribution is unknown, and kernels are listed per distribution",
                 k.release
             ),
         );
     };
     let code = codename(cx);
-    let gpus = host_gfx(cx);
+    let gpus = host_gpus(cx);
     let d = match match_distro(r, os, code.as_deref(), &gpus) {
         DistroMatch::Listed(d, _) | DistroMatch::Derived(d, _) => d,
-        _ => return Finding::new(ID, AREA, Status::Skip, format!("kernel {}: {} is not listed for ROCm {}, so no kernel list applies (see os.rocm-supported)", k.release, os_name(os), r.version)),
+        _ => return Finding::new(id, area, Status::Skip, format!("{what} {}: {} is not listed for ROCm {}, so no kernel list applies (see os.rocm-supported)", k.release, os_name(os), r.version)),
     };
     if let Some(ks) = d.kernels.iter().find(|ks| ks.major_minor() == k.series) {
         let kind = kernel_list(&DistroSupport {
@@ -297,17 +319,17 @@ fn check_kernel(cx: &Context) -> Finding {
             ..d.clone()
         });
         return Finding::new(
-            ID,
-            AREA,
+            id,
+            area,
             Status::Pass,
             format!(
-                "kernel {} ({kind}) is supported on {} {} by ROCm {}",
+                "{what} {} ({kind}) is supported on {} {} by ROCm {}",
                 k.release, d.id, d.version, r.version
             ),
         );
     }
     let others = releases_supporting(cx.matrices, os, code.as_deref(), Some(&k.series), &gpus);
-    let mut f = Finding::new(ID, AREA, Status::Fail, format!("kernel {} ({} series) is not supported on {} {} by ROCm {} (supported: {})", k.release, k.series, d.id, d.version, r.version, kernel_list(d)))
+    let mut f = Finding::new(id, area, Status::Fail, format!("{what} {} ({} series) is not supported on {} {} by ROCm {} (supported: {})", k.release, k.series, d.id, d.version, r.version, kernel_list(d)))
         .detail(format!("amdgpu-dkms may fail to build against an unlisted kernel. ROCm releases that list {} {} with kernel {}: {}", d.id, d.version, k.series, versions_text(&others)));
     let boot = match d.id.as_str() {
         "ubuntu" => {

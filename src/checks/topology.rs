@@ -7,6 +7,7 @@ const AREA: &str = "topology";
 
 pub(super) fn check(cx: &Context) -> Vec<Finding> {
     let mut out: Vec<Finding> = cx.facts.gpus.iter().map(pcie).collect();
+    out.extend(super::aer::check(cx.facts));
     out.push(numa(cx));
     out
 }

@@ -58,6 +58,10 @@ pub fn dispatch(cli: Cli) -> Result<i32, Error> {
             ),
             // One human line; the page goes to its file.
             crate::cli::ReportCommand::Html(_) => false,
+            crate::cli::ReportCommand::Compare(c) => matches!(
+                c.format,
+                crate::cli::CompareFormatArg::Json | crate::cli::CompareFormatArg::Html
+            ),
         },
         Command::Smoke(_) | Command::Bench(_) | Command::Collect(_) => false,
         // `run --probe` prints a report; a plain run passes the container's output through.

@@ -1,65 +1,27 @@
-//! `rocmenv report merge|html`: read every file (a bad one is a one-line error naming it), merge, write one format
-//! (and, with `--html`, the page).
+//! `rocmenv report merge|html|compare`: read every file one at a time (a bad one is a one-line error naming it),
+//! merge, write one format (and, with `--html`, the page); compare bench results.
 
-use crate::cli::{HtmlArgs, MergeArgs, MergeFormatArg, ReportArgs, ReportCommand};
+use crate::cli::{
+    CompareArgs, CompareFormatArg, HtmlArgs, MergeArgs, MergeFormatArg, ReportArgs, ReportCommand,
+};
 use crate::error::Error;
-use crate::ops::files::{write_atomic, write_html};
+use crate::ops::compare::{self as cmp, ComparePlan, Comparison};
+use crate::ops::files::{write_atomic, write_page};
 use crate::ops::fleet::{self, render};
-use crate::report::html;
+use crate::report::compare as view;
 use std::io::Write;
-use std::path::PathBuf;
-
-/// Reads `files`, each as its JSON document and node reports; the first file that is not a report ends it with
-/// [`Error::Report`].
-pub fn read_sources(files: &[PathBuf]) -> Result<Vec<html::Source>, Error> {
-    let mut out = Vec::new();
-    for path in files {
-        let bytes = std::fs::read(path).map_err(|e| Error::Report {
-            path: path.clone(),
-            why: format!("cannot be read ({e})"),
-        })?;
-        let text = String::from_utf8(bytes).map_err(|_| Error::Report {
-            path: path.clone(),
-            why: "is not UTF-8 text".into(),
-        })?;
-        let (doc, reports) = fleet::parse_doc(path, &text).map_err(|why| Error::Report {
-            path: path.clone(),
-            why,
-        })?;
-        out.push(html::Source {
-            file: path.display().to_string(),
-            doc,
-            reports,
-        });
-    }
-    Ok(out)
-}
-
-/// Reads and merges `files`; the first file that is not a report ends it with [`Error::Report`].
-pub fn merge_files(files: &[PathBuf]) -> Result<fleet::Merged, Error> {
-    let reports: Vec<fleet::NodeReport> = read_sources(files)?
-        .into_iter()
-        .flat_map(|s| s.reports)
-        .collect();
-    Ok(fleet::merge(&reports))
-}
 
 fn render(m: &fleet::Merged, format: MergeFormatArg, out: &mut dyn Write) -> std::io::Result<()> {
     match format {
         MergeFormatArg::Text => render::text(m, out),
         MergeFormatArg::Markdown => render::markdown(m, out),
         MergeFormatArg::Junit => out.write_all(crate::report::merge_junit(m).as_bytes()),
-        MergeFormatArg::Json => {
-            let text =
-                serde_json::to_string_pretty(&render::json(m)).map_err(std::io::Error::other)?;
-            out.write_all(text.as_bytes())?;
-            out.write_all(b"\n")
-        }
+        MergeFormatArg::Json => render::json(m, out),
     }
 }
 
-fn exit_code(m: &fleet::Merged) -> i32 {
-    if m.failed() {
+fn exit_code(failed: bool) -> i32 {
+    if failed {
         crate::error::EXIT_FAILED
     } else {
         crate::error::EXIT_OK
@@ -67,28 +29,28 @@ fn exit_code(m: &fleet::Merged) -> i32 {
 }
 
 fn merge(a: MergeArgs, out: &mut dyn Write) -> Result<i32, Error> {
-    let sources = read_sources(&a.files)?;
-    let reports: Vec<fleet::NodeReport> = sources.iter().flat_map(|s| s.reports.clone()).collect();
-    let m = fleet::merge(&reports);
+    let (page, m) = fleet::read_all(&a.files)?.finish("rocmenv report merge");
     if let Some(path) = &a.html {
-        write_html(path, "rocmenv report merge", &sources)?;
+        write_page(path, &page)?;
     }
+    drop(page);
     match &a.output {
         Some(path) => {
             let mut buf = Vec::new();
             render(&m, a.format, &mut buf).map_err(Error::Output)?;
             write_atomic(path, &buf)?;
         }
-        None => super::written(render(&m, a.format, out))?,
+        None => {
+            let mut w = std::io::BufWriter::new(out);
+            super::written(render(&m, a.format, &mut w).and_then(|()| w.flush()))?
+        }
     }
-    Ok(exit_code(&m))
+    Ok(exit_code(m.failed()))
 }
 
 fn page(a: HtmlArgs, out: &mut dyn Write) -> Result<i32, Error> {
-    let sources = read_sources(&a.files)?;
-    let p = html::page(&a.title, &sources);
-    let text = html::render(&p).map_err(|e| Error::Output(std::io::Error::other(e)))?;
-    write_atomic(&a.output, text.as_bytes())?;
+    let (p, _) = fleet::read_all(&a.files)?.finish(&a.title);
+    write_page(&a.output, &p)?;
     super::written(writeln!(
         out,
         "rocmenv report html: wrote {} ({} nodes, {} charts)",
@@ -96,11 +58,43 @@ fn page(a: HtmlArgs, out: &mut dyn Write) -> Result<i32, Error> {
         p.nodes.len(),
         p.charts.len()
     ))?;
-    Ok(if p.failed {
-        crate::error::EXIT_FAILED
-    } else {
-        crate::error::EXIT_OK
-    })
+    Ok(exit_code(p.failed))
+}
+
+fn render_compare(
+    c: &Comparison,
+    format: CompareFormatArg,
+    out: &mut dyn Write,
+) -> std::io::Result<()> {
+    match format {
+        CompareFormatArg::Text => view::text(c, out),
+        CompareFormatArg::Markdown => view::markdown(c, out),
+        CompareFormatArg::Json => {
+            let text =
+                serde_json::to_string_pretty(&view::json(c)).map_err(std::io::Error::other)?;
+            writeln!(out, "{text}")
+        }
+        CompareFormatArg::Html => {
+            let text = view::html(c).map_err(std::io::Error::other)?;
+            out.write_all(text.as_bytes())
+        }
+    }
+}
+
+fn compare(a: CompareArgs, out: &mut dyn Write) -> Result<i32, Error> {
+    let c = cmp::compare(&ComparePlan {
+        files: a.files,
+        fail_on_regression: a.fail_on_regression,
+    })?;
+    match &a.output {
+        Some(path) => {
+            let mut buf = Vec::new();
+            render_compare(&c, a.format, &mut buf).map_err(Error::Output)?;
+            write_atomic(path, &buf)?;
+        }
+        None => super::written(render_compare(&c, a.format, out))?,
+    }
+    Ok(exit_code(c.regressions > 0))
 }
 
 /// Runs `rocmenv report`; returns the exit code.
@@ -108,5 +102,6 @@ pub fn exec(a: ReportArgs, out: &mut dyn Write) -> Result<i32, Error> {
     match a.action {
         ReportCommand::Merge(m) => merge(m, out),
         ReportCommand::Html(h) => page(h, out),
+        ReportCommand::Compare(c) => compare(c, out),
     }
 }

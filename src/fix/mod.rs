@@ -3,13 +3,17 @@
 //! and the vendor's page it follows. Planning is pure: the files' texts and the facts go in, actions come out; applying
 //! them (atomically, with a journal `--undo` reads) is ops' work.
 
+mod boot;
 mod cdi;
+mod docker;
 mod groups;
 mod profile;
 
+pub use boot::{plan_kernel_params, plan_numa_balancing, GRUB_DROPIN, SYSCTL_CONF};
 pub use cdi::{
     amd_spec, plan_amd_cdi, plan_nvidia_cdi, CdiGpu, CdiNode, AMD_CDI_PATH, NVIDIA_CDI_PATH,
 };
+pub use docker::{plan_docker_runtime, DAEMON_JSON};
 pub use groups::{plan_groups, TargetUser};
 pub use profile::{plan_profiles, ProfileFile, PERSIST};
 

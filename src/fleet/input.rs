@@ -166,7 +166,8 @@ pub fn parse_doc(path: &Path, text: &str) -> Result<(Value, Vec<NodeReport>), Wh
     Ok((doc, reports))
 }
 
-fn reports_of(path: &Path, doc: &Value) -> Result<Vec<NodeReport>, Why> {
+/// The node reports of one parsed document (`path` names a node that the document does not).
+pub fn reports_of(path: &Path, doc: &Value) -> Result<Vec<NodeReport>, Why> {
     if !doc.is_object() {
         return Err("is JSON but not an object".into());
     }

@@ -39,6 +39,8 @@ pub struct HostFacts {
     pub memory_bytes: Option<u64>,
     /// The CPU.
     pub cpu: Option<CpuFacts>,
+    /// Seconds since boot (`/proc/uptime`): turns error counts since boot into rates.
+    pub uptime_seconds: Option<f64>,
     /// The GPU-related environment variables that are set.
     pub env: BTreeMap<String, String>,
     /// True on Windows Subsystem for Linux 2.
@@ -47,8 +49,73 @@ pub struct HostFacts {
     pub container: ContainerConfig,
     /// Output of external tools, with `--deep`.
     pub evidence: Evidence,
+    /// The boot: kernel command line, tuning, the kernel that boots next, Secure Boot, loaded GPU firmware.
+    pub boot: BootFacts,
     /// Facts that could not be read, and why.
     pub unavailable: Vec<Unavailable>,
+}
+
+/// What the boot set up and what the next boot will do. Each field is `None` when its file could not be read; the
+/// reason is in `unavailable` under the fact named on the field.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct BootFacts {
+    /// `/proc/cmdline`, split into words (fact `cmdline`).
+    pub cmdline: Option<Vec<String>>,
+    /// `/proc/sys/kernel/numa_balancing` (fact `numa_balancing`).
+    pub numa_balancing: Option<String>,
+    /// The parameters the loaded amdgpu module has, `/sys/module/amdgpu/parameters/` (fact `amdgpu parameters`).
+    pub amdgpu_parameters: Option<Vec<String>>,
+    /// The kernel that boots next (fact `next kernel`).
+    pub next_kernel: Option<NextKernel>,
+    /// The out-of-tree GPU modules and headers of the running kernel and of the next one.
+    pub modules: Vec<KernelModules>,
+    /// The UEFI `SecureBoot` variable: `Some(true)` when on (fact `secure boot`).
+    pub secure_boot: Option<bool>,
+    /// The firmware versions amdgpu loaded, per AMD GPU.
+    pub firmware: Vec<GpuFirmware>,
+}
+
+/// The kernel that boots next, and how that was found.
+#[derive(Debug, Clone, Serialize)]
+pub struct NextKernel {
+    /// Its release, as `uname -r` will print it.
+    pub release: String,
+    /// Where it came from (`saved_entry of /boot/grub/grubenv in /boot/grub/grub.cfg`, `newest /boot/vmlinuz-*`).
+    pub how: String,
+}
+
+/// The out-of-tree GPU modules one kernel has, and its headers (what dkms needs to build them).
+#[derive(Debug, Clone, Serialize)]
+pub struct KernelModules {
+    /// The kernel release.
+    pub release: String,
+    /// The path of its out-of-tree amdgpu module (`/lib/modules/K/updates/dkms/amdgpu.ko.zst`, a dkms build
+    /// directory), when one exists.
+    pub amdgpu: Option<String>,
+    /// The path of its out-of-tree NVIDIA module, when one exists.
+    pub nvidia: Option<String>,
+    /// The path of its headers (`/lib/modules/K/build`, `/usr/src/linux-headers-K`), when installed.
+    pub headers: Option<String>,
+}
+
+/// The loaded firmware of one AMD GPU, from `fw_version/*_fw_version` of its PCI device.
+#[derive(Debug, Clone, Serialize)]
+pub struct GpuFirmware {
+    /// The GPU's PCI address.
+    pub pci_address: String,
+    /// Component (`mes`, `mes_kiq`, …) → version, as the file shows it (`0x00000083`) and as a number.
+    pub versions: BTreeMap<String, FirmwareVersion>,
+}
+
+/// One firmware version: the text of the sysfs file and its value.
+#[derive(Debug, Clone, Serialize)]
+pub struct FirmwareVersion {
+    /// The file that said it.
+    pub path: String,
+    /// As the file says it.
+    pub text: String,
+    /// Its value.
+    pub value: u32,
 }
 
 /// A fact that could not be read.
@@ -127,6 +194,125 @@ pub struct Gpu {
     pub pcie: Option<PcieLink>,
     /// The kernel driver bound to the device (`amdgpu`, `nvidia`, `vfio-pci`).
     pub driver: Option<String>,
+    /// Health counters: amdgpu RAS, PCIe AER of the GPU and its bridges, NVIDIA memory health (`--deep`).
+    pub health: GpuHealth,
+}
+
+/// A GPU's error counters, from sysfs (AMD RAS, PCIe AER) and, with `--deep`, from `nvidia-smi -q -x`.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct GpuHealth {
+    /// amdgpu's `ras/` directory and `xgmi_error`; `None` when the GPU has neither (no RAS: consumer cards).
+    pub ras: Option<AmdRas>,
+    /// AER counters of the GPU, then of each bridge above it, nearest first; empty when the kernel keeps none.
+    pub aer: Vec<AerDevice>,
+    /// What `nvidia-smi -q -x` says of this GPU's memory (`--deep`, or a recorded run); `None` when not read.
+    pub nvidia: Option<NvidiaMemory>,
+}
+
+/// The amdgpu module parameter that sets the bad-page threshold (`-1`/`-2`: the driver's formula, `0`: retirement
+/// off, `N > 0`: N pages).
+pub const AMDGPU_BAD_PAGE_THRESHOLD: &str = "/sys/module/amdgpu/parameters/bad_page_threshold";
+
+/// The `--deep` tool run whose XML gives NVIDIA memory health (and the key its recorded output has in a tree).
+pub const NVIDIA_SMI_XML: &str = "nvidia-smi -q -x";
+
+/// amdgpu's RAS counters of one GPU (`/sys/bus/pci/devices/<BDF>/ras/`, which is `/sys/class/drm/cardN/device/ras/`).
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct AmdRas {
+    /// The `ras/` directory read; `None` when the GPU has none (only `xgmi_error` was found).
+    pub dir: Option<String>,
+    /// Each readable `<block>_err_count` file.
+    pub blocks: Vec<RasBlock>,
+    /// `gpu_vram_bad_pages`; `None` when absent (bad-page retirement off, or a GPU without it).
+    pub bad_pages: Option<RasBadPages>,
+    /// `xgmi_error` next to `ras/` (`None` when absent): XGMI link errors since it was last read.
+    pub xgmi_error: Option<u64>,
+    /// `/sys/module/amdgpu/parameters/bad_page_threshold`, when readable.
+    pub bad_page_threshold_param: Option<i64>,
+    /// Files that exist but could not be read or parsed: `path: why`.
+    pub unreadable: Vec<String>,
+}
+
+/// One `<block>_err_count` file.
+#[derive(Debug, Clone, Serialize)]
+pub struct RasBlock {
+    /// `umc`, `gfx`, `xgmi_wafl`, …
+    pub block: String,
+    /// The file read.
+    pub path: String,
+    /// Uncorrectable errors.
+    pub ue: u64,
+    /// Correctable errors.
+    pub ce: u64,
+}
+
+/// `gpu_vram_bad_pages`: retired VRAM pages by flag.
+#[derive(Debug, Clone, Serialize)]
+pub struct RasBadPages {
+    /// The file read.
+    pub path: String,
+    /// `R`: reserved.
+    pub reserved: u64,
+    /// `P`: pending reservation.
+    pub pending: u64,
+    /// `F`: could not be reserved.
+    pub failed: u64,
+    /// True when the file went past the read cap: the counts are a lower bound.
+    pub truncated: bool,
+}
+
+impl RasBadPages {
+    /// Every page listed.
+    pub fn total(&self) -> u64 {
+        self.reserved + self.pending + self.failed
+    }
+}
+
+/// The AER counters of one PCI device (a GPU or a bridge above it).
+#[derive(Debug, Clone, Serialize)]
+pub struct AerDevice {
+    /// Its PCI address.
+    pub pci_address: String,
+    /// True for the GPU itself, false for an upstream bridge.
+    pub is_gpu: bool,
+    /// `aer_dev_fatal`.
+    pub fatal: Option<AerFile>,
+    /// `aer_dev_nonfatal`.
+    pub nonfatal: Option<AerFile>,
+    /// `aer_dev_correctable`.
+    pub correctable: Option<AerFile>,
+    /// Files that exist but could not be read or parsed: `path: why`.
+    pub unreadable: Vec<String>,
+}
+
+/// One `aer_dev_*` file.
+#[derive(Debug, Clone, Serialize)]
+pub struct AerFile {
+    /// The file read.
+    pub path: String,
+    /// Its `TOTAL_ERR_*` count.
+    pub total: u64,
+    /// Kinds with a non-zero count (`Receiver Error 2`).
+    pub kinds: Vec<(String, u64)>,
+}
+
+/// NVIDIA memory health from `nvidia-smi -q -x`; `None` fields said `N/A`.
+#[derive(Debug, Clone, Serialize)]
+pub struct NvidiaMemory {
+    /// Where it came from (`nvidia-smi -q -x`, exit 0 / recorded).
+    pub source: String,
+    /// Uncorrectable ECC errors since the driver loaded.
+    pub volatile_uncorrectable: Option<u64>,
+    /// Uncorrectable ECC errors over the GPU's life.
+    pub aggregate_uncorrectable: Option<u64>,
+    /// Pages retired (single- and double-bit), on GPUs that retire pages.
+    pub retired_pages: Option<u64>,
+    /// A page waits for a reset to be retired.
+    pub retirement_pending: Option<bool>,
+    /// A row remap waits for a GPU reset.
+    pub remap_pending: Option<bool>,
+    /// A row could not be remapped.
+    pub remap_failure: Option<bool>,
 }
 
 impl Gpu {
@@ -166,6 +352,7 @@ impl Serialize for Gpu {
         m.serialize_entry("numa_node", &self.numa_node)?;
         m.serialize_entry("pcie", &self.pcie)?;
         m.serialize_entry("driver", &self.driver)?;
+        m.serialize_entry("health", &self.health)?;
         m.end()
     }
 }

@@ -7,7 +7,9 @@ mod root;
 mod session;
 
 pub use facts::*;
-pub use probe::{parse_groups, probe, ProbeOptions, GPU_ENV, TOOLS};
+pub use probe::{
+    parse_groups, probe, ProbeOptions, FIRMWARE_COMPONENTS, GPU_ENV, SECURE_BOOT_VAR, TOOLS,
+};
 pub use root::{Asked, HostRoot, ReadError, Recording, Seen, MAX_READ};
 pub use session::{
     Identity, LiveSession, NodeMeta, RecordedFacts, RecordedOutcome, RecordedSession,

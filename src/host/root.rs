@@ -328,6 +328,18 @@ impl HostRoot {
         })
     }
 
+    /// The bytes of a small binary file (an EFI variable), at most `cap`; a longer file is an error naming the path.
+    pub fn read_binary(&self, host_path: &str, cap: u64) -> Result<Vec<u8>, ReadError> {
+        let (buf, truncated) = self.read_bytes(host_path, cap)?;
+        if truncated {
+            return Err(ReadError::new(
+                host_path,
+                format!("is longer than {cap} bytes: not read"),
+            ));
+        }
+        Ok(buf)
+    }
+
     /// Reads a one-line file and trims it; an empty file is an error.
     pub fn read_value(&self, host_path: &str) -> Result<String, ReadError> {
         let (buf, truncated) = self.read_bytes(host_path, MAX_VALUE)?;
@@ -358,6 +370,22 @@ impl HostRoot {
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .ok_or_else(|| ReadError::new(host_path, "is a link with no name at its end"))
+    }
+
+    /// The names along a symlink's target, as written (`../../../devices/pci0000:00/0000:00:01.1/0000:03:00.0` →
+    /// `["..", "..", "..", "devices", …]`): where a sysfs device sits, and so which bridges are above it. Read, not
+    /// followed, and recorded as `link_name` records it.
+    pub fn link_components(&self, host_path: &str) -> Result<Vec<String>, ReadError> {
+        let target = self.readlink(host_path);
+        self.record(Asked::Link(host_path.into()), target.is_ok(), false, |_| {
+            Some(Seen::Link {
+                target: target.as_ref().ok()?.clone(),
+            })
+        });
+        Ok(target?
+            .components()
+            .map(|c| c.as_os_str().to_string_lossy().into_owned())
+            .collect())
     }
 
     /// The names in a directory, sorted; names that are not UTF-8 are skipped.

@@ -105,6 +105,7 @@ impl Session for LiveSession {
 
     fn run_tool(&self, tool: &str, path: Option<&str>) -> ToolRun {
         match path {
+            // A tool named with its arguments (`nvidia-smi -q -x`) runs the file found for its first word with them.
             Some(path) => run_with_timeout(tool, path, self.tool_timeout),
             None => ToolRun::NotRun(format!("{tool} is not on PATH")),
         }
@@ -115,11 +116,13 @@ impl Session for LiveSession {
     }
 }
 
-/// Runs `path` with no arguments, killing it after `timeout`: tools like rocminfo hang on broken drivers.
+/// Runs `path` with the arguments `tool` names after its first word (none for `rocminfo`, `-q -x` for
+/// `nvidia-smi -q -x`), killing it after `timeout`: tools like rocminfo hang on broken drivers.
 fn run_with_timeout(tool: &str, path: &str, timeout: Duration) -> ToolRun {
     use std::process::{Command, Stdio};
     use wait_timeout::ChildExt;
     let mut child = match Command::new(path)
+        .args(tool.split_whitespace().skip(1))
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

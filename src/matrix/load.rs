@@ -1,5 +1,6 @@
 //! Loading and validating the matrix files, with errors that name the file and line.
 
+use super::firmware::{hex_version, FirmwareFile, FIRMWARE_COMPONENTS, KNOWN_BAD_FIELDS};
 use super::schema::*;
 use super::yaml_lines::{
     contains_token, error_line, item_line, key_values, line_of, record_line, strip_location,
@@ -29,8 +30,12 @@ pub struct MatrixError {
     pub message: String,
 }
 
+/// A file a matrices directory may hold; without it, the embedded one is used (so a directory made for an older
+/// rocmenv, with the four files above, still loads).
+pub const OPTIONAL_MATRIX_FILES: [&str; 1] = ["firmware.yaml"];
+
 /// The embedded matrices as build.rs converted them to JSON.
-const EMBEDDED_JSON: [(&str, &str); 4] = [
+const EMBEDDED_JSON: [(&str, &str); 5] = [
     (
         "rocm.yaml",
         include_str!(concat!(env!("OUT_DIR"), "/rocm.json")),
@@ -47,6 +52,10 @@ const EMBEDDED_JSON: [(&str, &str); 4] = [
         "gpus.yaml",
         include_str!(concat!(env!("OUT_DIR"), "/gpus.json")),
     ),
+    (
+        "firmware.yaml",
+        include_str!(concat!(env!("OUT_DIR"), "/firmware.json")),
+    ),
 ];
 
 fn from_json<T: DeserializeOwned>(name: &str, json: &str) -> Result<T, MatrixError> {
@@ -61,12 +70,13 @@ impl Matrices {
     /// The matrices built into the binary: the JSON build.rs made from `matrices/*.yaml`, which a test validates
     /// exactly as `--matrices DIR` would be (so a release build never validates them again at start).
     pub fn embedded() -> Result<Matrices, MatrixError> {
-        let [rocm, cuda, ngc, gpus] = EMBEDDED_JSON;
+        let [rocm, cuda, ngc, gpus, firmware] = EMBEDDED_JSON;
         let mut m = Matrices {
             rocm: from_json(rocm.0, rocm.1)?,
             cuda: from_json(cuda.0, cuda.1)?,
             ngc: from_json(ngc.0, ngc.1)?,
             gpus: from_json(gpus.0, gpus.1)?,
+            firmware: from_json(firmware.0, firmware.1)?,
             origin: "embedded".into(),
         };
         m.sort();
@@ -91,6 +101,7 @@ impl Matrices {
             text("cuda.yaml")?,
             text("ngc.yaml")?,
             text("gpus.yaml")?,
+            Some(text("firmware.yaml")?),
             "embedded".into(),
         )
     }
@@ -123,11 +134,16 @@ impl Matrices {
             })?;
             Ok((file, text))
         };
+        let firmware = match dir.join("firmware.yaml").exists() {
+            true => Some(read("firmware.yaml")?),
+            false => None,
+        };
         Self::from_texts(
             read("rocm.yaml")?,
             read("cuda.yaml")?,
             read("ngc.yaml")?,
             read("gpus.yaml")?,
+            firmware,
             dir.display().to_string(),
         )
     }
@@ -140,26 +156,40 @@ impl Matrices {
         }
     }
 
-    /// Parses and validates the four files' (name, text); what `load_dir` does once it has read them.
+    /// Parses and validates the files' (name, text); what `load_dir` does once it has read them. Without
+    /// `firmware`, the embedded firmware list is used.
     pub fn from_texts(
         rocm: (String, String),
         cuda: (String, String),
         ngc: (String, String),
         gpus: (String, String),
+        firmware: Option<(String, String)>,
         origin: String,
     ) -> Result<Matrices, MatrixError> {
+        let firmware_file = match &firmware {
+            Some(f) => parse::<FirmwareFile>(&f.0, &f.1)?,
+            None => {
+                let (name, json) = EMBEDDED_JSON[4];
+                from_json(name, json)?
+            }
+        };
         let mut m = Matrices {
             rocm: parse::<RocmFile>(&rocm.0, &rocm.1)?,
             cuda: parse::<CudaFile>(&cuda.0, &cuda.1)?,
             ngc: parse::<NgcFile>(&ngc.0, &ngc.1)?,
             gpus: parse::<GpusFile>(&gpus.0, &gpus.1)?,
+            firmware: firmware_file,
             origin,
         };
+        if let Some(f) = &firmware {
+            validate_firmware(&m.firmware, &m.gpus, f)?;
+        }
         validate_rocm(&m.rocm, &rocm)?;
         validate_cuda(&m.cuda, &cuda)?;
         validate_ngc(&m.ngc, &ngc)?;
         validate_gpus(&m.gpus, &gpus)?;
         validate_ngc_cuda(&m.ngc, &m.cuda, &ngc)?;
+        validate_distro_gpus(&m.rocm, &m.gpus, &rocm)?;
         m.sort();
         Ok(m)
     }
@@ -400,6 +430,46 @@ fn validate_rocm(f: &RocmFile, src: &(String, String)) -> Result<(), MatrixError
     Ok(())
 }
 
+/// Every model a distro row names (`gpus:`, `exclude_gpus:`) is an AMD model of gpus.yaml, by name, short name
+/// or PCI id: a misspelt exclusion would silently exclude nothing.
+fn validate_distro_gpus(
+    f: &RocmFile,
+    gpus: &GpusFile,
+    src: &(String, String),
+) -> Result<(), MatrixError> {
+    for r in &f.releases {
+        for d in &r.distros {
+            for (key, e) in d
+                .gpus
+                .iter()
+                .map(|e| ("gpus", e))
+                .chain(d.exclude_gpus.iter().map(|e| ("exclude_gpus", e)))
+            {
+                let known = gpus
+                    .gpus
+                    .iter()
+                    .any(|g| g.vendor == Vendor::Amd && g.answers_to(e));
+                if !known {
+                    return Err(MatrixError {
+                        file: src.0.clone(),
+                        // The first row naming it under that key: where an editor fixes it.
+                        line: src
+                            .1
+                            .lines()
+                            .position(|l| l.contains(&format!("{key}: [")) && l.contains(e.as_str()))
+                            .map(|i| i + 1),
+                        message: format!(
+                            "release {}: {} {}: `{key}` names `{e}`, which is no AMD model of gpus.yaml (use its name, e.g. MI300X, or a PCI id, and add the model to gpus.yaml first)",
+                            r.version, d.id, d.version
+                        ),
+                    });
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
 /// A release's `wheels:`: its values reach a `RUN pip install` line of a generated Dockerfile, so each is held
 /// to what it may be (an https index, a pinned OS image, versions); `--matrices` makes them user input.
 fn check_wheels(
@@ -633,6 +703,72 @@ fn validate_ngc_cuda(
     Ok(())
 }
 
+/// Validates firmware.yaml: each entry names a component doctor reads, gfx targets gpus.yaml lists, hex versions,
+/// and its source.
+fn validate_firmware(
+    f: &FirmwareFile,
+    gpus: &GpusFile,
+    src: &(String, String),
+) -> Result<(), MatrixError> {
+    check_schema(f.schema_version, src)?;
+    for (i, e) in f.known_bad.iter().enumerate() {
+        let what = format!("known_bad[{i}] ({} firmware)", e.component);
+        check_provenance(
+            src,
+            line_of(&src.1, "component", &e.component, 0),
+            &what,
+            &e.provenance,
+            KNOWN_BAD_FIELDS,
+            false,
+        )?;
+        if !FIRMWARE_COMPONENTS.contains(&e.component.as_str()) {
+            return Err(fail(
+                src,
+                "component",
+                &e.component,
+                0,
+                format!(
+                    "{what}: component `{}` is not one doctor reads ({})",
+                    e.component,
+                    FIRMWARE_COMPONENTS.join(", ")
+                ),
+            ));
+        }
+        if let Some(t) = e
+            .gfx
+            .iter()
+            .find(|t| !gpus.gfx_targets.iter().any(|g| g.target == **t))
+        {
+            return Err(fail(
+                src,
+                "gfx",
+                &t.to_string(),
+                0,
+                format!("{what}: gfx target {t} is not in gpus.yaml"),
+            ));
+        }
+        if e.versions.is_empty() {
+            return Err(fail(
+                src,
+                "component",
+                &e.component,
+                0,
+                format!("{what}: lists no versions"),
+            ));
+        }
+        if let Some(v) = e.versions.iter().find(|v| hex_version(v).is_none()) {
+            return Err(fail(
+                src,
+                "versions",
+                v,
+                0,
+                format!("{what}: version `{v}` is not hex as sysfs shows it (0x00000083)"),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// Validates gpus.yaml: its gfx targets, then each GPU against them, with PCI ids unique per vendor.
 fn validate_gpus(f: &GpusFile, src: &(String, String)) -> Result<(), MatrixError> {
     check_schema(f.schema_version, src)?;
@@ -801,6 +937,11 @@ mod tests {
             v(serde_json::to_value(&json.gpus)),
             v(serde_json::to_value(&yaml.gpus))
         );
+        assert_eq!(
+            v(serde_json::to_value(&json.firmware)),
+            v(serde_json::to_value(&yaml.firmware))
+        );
+        assert!(!yaml.firmware.known_bad.is_empty());
     }
 
     use super::*;

@@ -138,8 +138,12 @@ pub struct GfxAnswer<'m> {
 pub struct GfxOnRelease {
     /// The release.
     pub version: Version,
-    /// `native`, `built-not-supported`, `override`, `override-crashes`, `override-not-built` or `no-override`.
+    /// `native`, `built-not-supported`, `override`, `override-unknown` (the override target may not be built:
+    /// no data), `override-crashes`, `override-not-built` or `no-override`.
     pub runs: &'static str,
+    /// For `override-unknown`: the closest release whose data says whether the override target is built.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub nearest_known: Option<Version>,
     /// The release's status for the target when it lists it natively.
     pub status: Option<SupportStatus>,
     /// The target whose kernels the device runs through `HSA_OVERRIDE_GFX_VERSION`.
@@ -253,6 +257,7 @@ impl GfxRun<'_> {
             GfxRun::Override(_) => "override",
             GfxRun::OverrideCrashes(_) => "override-crashes",
             GfxRun::OverrideNotBuilt(_) => "override-not-built",
+            GfxRun::OverrideUnknown { .. } => "override-unknown",
             GfxRun::NoOverride => "no-override",
         }
     }
@@ -341,6 +346,7 @@ impl Matrices {
                     status,
                     override_to: how.override_target(),
                     hsa_override_gfx_version: how.override_target().map(|t| t.override_value()),
+                    nearest_known: how.nearest_known().cloned(),
                     note,
                 }
             })

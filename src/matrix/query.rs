@@ -2,7 +2,7 @@
 
 use super::distro::{canonical_distro_version, distro_version_matches};
 use super::schema::*;
-use super::Matrices;
+use super::{HostGpu, Matrices};
 use crate::gfx::GfxTarget;
 use crate::version::{parse_with_parts, DriverVersion, Version};
 
@@ -191,8 +191,17 @@ pub enum GfxRun<'m> {
     BuiltNotSupported(&'m [BuiltTargets]),
     /// The release lacks the target, and its known override crashes (a different ISA).
     OverrideCrashes(&'m OverrideAdvice),
-    /// The release builds neither the target nor its override target.
+    /// The release builds neither the target nor its override target: its `built:` lists leave it out.
     OverrideNotBuilt(&'m OverrideAdvice),
+    /// The release lacks the target, and the matrices cannot say whether it builds the override target
+    /// (no `built:` data, not on AMD's list): the field-practice override, unconfirmed. `nearest` is the
+    /// closest release whose data does say.
+    OverrideUnknown {
+        /// The override gpus.yaml names.
+        advice: &'m OverrideAdvice,
+        /// The closest release that has `built:` data or lists the override target.
+        nearest: Option<&'m Version>,
+    },
     /// The release lacks the target and no override is known.
     NoOverride,
 }
@@ -202,14 +211,30 @@ impl GfxRun<'_> {
     pub fn runs(&self) -> bool {
         matches!(
             self,
-            GfxRun::Native(_) | GfxRun::BuiltNotSupported(_) | GfxRun::Override(_)
+            GfxRun::Native(_)
+                | GfxRun::BuiltNotSupported(_)
+                | GfxRun::Override(_)
+                | GfxRun::OverrideUnknown { .. }
         )
+    }
+
+    /// True when the answer rests on data the matrices lack (an override whose target may not be built).
+    pub fn is_unconfirmed(&self) -> bool {
+        matches!(self, GfxRun::OverrideUnknown { .. })
+    }
+
+    /// The closest release whose data says what is built, when this answer is unknown.
+    pub fn nearest_known(&self) -> Option<&Version> {
+        match self {
+            GfxRun::OverrideUnknown { nearest, .. } => *nearest,
+            _ => None,
+        }
     }
 
     /// The target whose kernels the device runs when it runs through an override.
     pub fn override_target(&self) -> Option<GfxTarget> {
         match self {
-            GfxRun::Override(a) => Some(a.target),
+            GfxRun::Override(a) | GfxRun::OverrideUnknown { advice: a, .. } => Some(a.target),
             _ => None,
         }
     }
@@ -230,10 +255,49 @@ impl Matrices {
         match self.gfx_info(target).and_then(|i| i.override_to.as_ref()) {
             None => GfxRun::NoOverride,
             Some(a) if a.crashes => GfxRun::OverrideCrashes(a),
-            Some(a) if release.builds(a.target) => GfxRun::Override(a),
-            Some(a) => GfxRun::OverrideNotBuilt(a),
+            Some(a) => match release.built_state(a.target) {
+                Built::Yes => GfxRun::Override(a),
+                Built::No => GfxRun::OverrideNotBuilt(a),
+                Built::Unknown => GfxRun::OverrideUnknown {
+                    advice: a,
+                    nearest: self.nearest_known_built(release, a.target),
+                },
+            },
         }
     }
+
+    /// The release closest to `release` (same stream first, then any) whose data says whether `target` is built.
+    fn nearest_known_built(&self, release: &RocmRelease, target: GfxTarget) -> Option<&Version> {
+        let at = self
+            .rocm
+            .releases
+            .iter()
+            .position(|r| r.version == release.version)?;
+        let known: Vec<(usize, &RocmRelease)> = self
+            .rocm
+            .releases
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| r.built_state(target) != Built::Unknown)
+            .collect();
+        let distance =
+            |(i, r): &(usize, &RocmRelease)| (r.stream != release.stream, i.abs_diff(at), *i < at);
+        known
+            .iter()
+            .min_by_key(|x| distance(x))
+            .map(|(_, r)| &r.version)
+    }
+}
+
+/// Whether a release ships kernels for a target, as far as the matrices know.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Built {
+    /// Listed (supported, deprecated or experimental), or in every `built:` component.
+    Yes,
+    /// The release's `built:` lists leave it out.
+    No,
+    /// Not on the release's list and no `built:` data: the matrices cannot say (never "not built").
+    Unknown,
 }
 
 impl RocmRelease {
@@ -248,6 +312,18 @@ impl RocmRelease {
         self.gfx_status(target)
             .is_some_and(|g| g.status != SupportStatus::Unsupported)
             || self.built_by_components(target)
+    }
+
+    /// Whether the release builds `target`: yes (listed, or in every `built:` component), no (its `built:`
+    /// lists leave it out), or unknown (neither listed nor any `built:` data).
+    pub fn built_state(&self, target: GfxTarget) -> Built {
+        if self.builds(target) {
+            Built::Yes
+        } else if self.built.is_empty() {
+            Built::Unknown
+        } else {
+            Built::No
+        }
     }
 
     /// True when the release has a `built:` list and every component in it ships kernels for `target`.
@@ -279,21 +355,19 @@ impl RocmRelease {
             .collect()
     }
 
-    /// The row for this OS that covers the most of `gpus` (the first on a tie), and the targets it leaves out.
-    pub fn distro_for(
+    /// The row for this OS that covers the most of `gpus` (the first on a tie), and the GPUs it leaves out:
+    /// each judged by its model, then its gfx target ([`DistroSupport::covers`]).
+    pub fn distro_for<'g>(
         &self,
         id: &str,
         version_id: &str,
-        gpus: &[GfxTarget],
-    ) -> Option<(&DistroSupport, Vec<GfxTarget>)> {
+        gpus: &[HostGpu<'g>],
+    ) -> Option<(&DistroSupport, Vec<HostGpu<'g>>)> {
         self.distro_rows(id, version_id)
             .into_iter()
             .map(|d| {
-                let left_out: Vec<GfxTarget> = gpus
-                    .iter()
-                    .copied()
-                    .filter(|t| !d.supports_gfx(*t))
-                    .collect();
+                let left_out: Vec<HostGpu<'g>> =
+                    gpus.iter().copied().filter(|g| !d.covers(g)).collect();
                 (d, left_out)
             })
             .min_by_key(|(_, left_out)| left_out.len())

@@ -178,6 +178,14 @@ pub struct DistroSupport {
     /// ("MI325X, MI300X ... only" is `[gfx942, gfx90a]`); empty: every target of the release.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub gfx: Vec<GfxTarget>,
+    /// The GPU models AMD supports this OS version for, where its table names models rather than whole
+    /// targets (gpus.yaml name, short name such as `MI300X`, or PCI id); empty: the `gfx` list decides.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub gpus: Vec<String>,
+    /// GPU models AMD's table or footnote leaves out of this OS version although their target is listed
+    /// (`[MI350P]` on Ubuntu 22.04 with 10.0.0); judged before `gfx`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub exclude_gpus: Vec<String>,
     /// GPUs limited to this distro (e.g. "MI300X only"), shown with the finding.
     #[serde(default)]
     pub note: Option<String>,

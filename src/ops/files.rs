@@ -178,11 +178,15 @@ impl<W: Write> Write for Counted<W> {
     }
 }
 
+/// Writes `page` to `path` as HTML, atomically.
+pub fn write_page(path: &Path, page: &html::Page) -> Result<(), Error> {
+    let text = html::render(page).map_err(|e| Error::Output(std::io::Error::other(e)))?;
+    write_atomic(path, text.as_bytes())
+}
+
 /// Writes the HTML page of `sources` to `path`, atomically.
 pub fn write_html(path: &Path, title: &str, sources: &[html::Source]) -> Result<(), Error> {
-    let text = html::render(&html::page(title, sources))
-        .map_err(|e| Error::Output(std::io::Error::other(e)))?;
-    write_atomic(path, text.as_bytes())
+    write_page(path, &html::page(title, sources))
 }
 
 /// `--html FILE` of smoke, bench and validate: the page of the one report `doc` (the document `--json` writes),

@@ -4,6 +4,7 @@
 
 pub mod build;
 pub mod collect;
+pub mod compare;
 pub mod ctx;
 pub mod dockerfile;
 pub mod doctor;

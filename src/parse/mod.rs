@@ -2,12 +2,15 @@
 
 #![warn(missing_docs)]
 
+pub mod grub;
 pub mod image_probe;
 pub mod kernel;
 pub mod kfd;
 pub mod nvidia_proc;
 pub mod nvidia_smi;
+pub mod nvidia_smi_xml;
 pub mod os_release;
+pub mod ras;
 pub mod rocm_smi;
 pub mod rocminfo;
 
@@ -20,6 +23,9 @@ mod robustness {
     /// Runs every parser on `s`, discarding results: the test is that nothing panics.
     fn all_parsers(s: &str) {
         let _ = kernel::parse_kernel_release(s);
+        let _ = grub::select(&grub::menu_entries(s), "0");
+        let _ = grub::assignments(s);
+        let _ = grub::kernel_of_linux_line(s);
         let _ = kernel::kernel_release_from_proc_version(s);
         let _ = os_release::parse_os_release(s).point_release();
         let n = kfd::parse_kfd_properties(s);
@@ -28,6 +34,11 @@ mod robustness {
         let _ = nvidia_proc::parse_nvidia_proc_version(s);
         let _ = nvidia_smi::parse_nvidia_smi(s);
         let _ = nvidia_smi::nvidia_smi_error(s);
+        let _ = nvidia_smi_xml::parse_nvidia_smi_xml(s);
+        let _ = ras::parse_err_count(s);
+        let _ = ras::parse_bad_pages(s);
+        let _ = ras::parse_aer(s);
+        let _ = ras::parse_xgmi_error(s);
         let _ = rocm_smi::parse_rocm_smi_concise(s);
         let f = image_probe::ImageFacts::parse(s, vec![]);
         let _ = (f.rocm_version(), f.cuda_version());

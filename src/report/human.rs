@@ -148,7 +148,9 @@ fn area_title(a: &str) -> &'static str {
         "runtime" => "GPU runtimes",
         "environment" => "Environment",
         "topology" => "Topology",
+        "health" => "Node health",
         "containers" => "Containers",
+        "boot" => "Boot and firmware",
         "tools" => "Tools (--deep)",
         _ => "Other",
     }

@@ -106,23 +106,24 @@ pub fn merge_junit(m: &Merged) -> String {
     let suites = m
         .nodes
         .iter()
-        .map(|n| Suite {
+        .enumerate()
+        .map(|(place, n)| Suite {
             name: n.name.clone(),
             cases: m
                 .rows
                 .iter()
                 .filter_map(|r| {
-                    let c = r.nodes.get(&n.name)?;
+                    let c = r.cell(place)?;
                     let with_fix = match &c.fix {
                         Some(f) => format!("{}\nfix: {f}", c.summary),
-                        None => c.summary.clone(),
+                        None => c.summary.to_string(),
                     };
                     let mut case = Case::new(
                         r.id.as_str(),
                         format!("rocmenv.{}", r.group.replace(' ', ".")),
                         c.status,
                     );
-                    case.message = Some(c.summary.clone());
+                    case.message = Some(c.summary.to_string());
                     case.note = (c.status == Status::Warn).then(|| with_fix.clone());
                     case.text = with_fix;
                     Some(case)

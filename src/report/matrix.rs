@@ -191,10 +191,11 @@ fn rocm_distros(r: &RocmRelease, out: &mut dyn Write) -> io::Result<()> {
             .iter()
             .map(|k| format!("{} {}", k.series, kind(k.kind)))
             .collect();
-        let only = if d.gfx.is_empty() {
-            String::new()
+        // The GPUs the row is for: its targets or models, and the models it leaves out (issue 34).
+        let only = if d.limits_gpus() {
+            format!("  for {}", d.gpus_text())
         } else {
-            format!("  for {}", list(&d.gfx))
+            String::new()
         };
         let note = d
             .note
@@ -358,6 +359,14 @@ fn gfx(a: &GfxAnswer, origin: &str, out: &mut dyn Write) -> io::Result<()> {
             }
             ("override-crashes", ..) => "not: the known override crashes (different ISA)".into(),
             ("override-not-built", ..) => "not: its override target is not built either".into(),
+            ("override-unknown", _, Some(t)) => format!(
+                "unknown (no built data): override to {t} (HSA_OVERRIDE_GFX_VERSION={}) as in the field, unconfirmed{}",
+                t.override_value(),
+                r.nearest_known
+                    .as_ref()
+                    .map(|v| format!("; nearest release with data: {v}"))
+                    .unwrap_or_default()
+            ),
             ("no-override", ..) => "not built, no override known".into(),
             (other, ..) => other.into(),
         };

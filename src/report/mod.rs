@@ -1,5 +1,6 @@
 //! Reporters: render a doctor run as human text or JSON, and build progress. They write to `&mut dyn Write`, so tests capture them.
 
+pub mod compare;
 mod env;
 mod fix;
 pub mod glyphs;

@@ -372,6 +372,13 @@ fn image_notes(req: &DockerfileRequest, m: &Matrices, c: &Candidate) -> Vec<Stri
                 a.target,
                 a.target.override_value()
             )),
+            GfxRun::OverrideUnknown { advice: a, nearest } => notes.push(format!(
+                "ROCm {} does not list {t}, and the matrices have no built data for it: it runs as {} with HSA_OVERRIDE_GFX_VERSION={} as in the field, unconfirmed{}",
+                release.version,
+                a.target,
+                a.target.override_value(),
+                nearest.map(|n| format!(" (nearest release with data: {n})")).unwrap_or_default()
+            )),
             _ => {}
         }
     }

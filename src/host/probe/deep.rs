@@ -93,6 +93,60 @@ pub(super) fn probe_tools_output(session: &dyn Session, f: &mut HostFacts) {
     }
 }
 
+/// NVIDIA memory health from `nvidia-smi -q -x`, matched to each GPU by PCI address; why not, in `unavailable`.
+pub(super) fn probe_nvidia_xml(session: &dyn Session, f: &mut HostFacts) {
+    if f.nvidia_gpus().next().is_none() {
+        return;
+    }
+    let path = f.tools.get("nvidia-smi").cloned().flatten();
+    let (text, outcome) = match session.run_tool(NVIDIA_SMI_XML, path.as_deref()) {
+        ToolRun::Output { text, outcome } if outcome.has_output() => (text, outcome),
+        ToolRun::Output { outcome, .. } => {
+            return f.unavailable(NVIDIA_SMI_XML, outcome.to_string())
+        }
+        ToolRun::NotRun(why) => return f.unavailable(NVIDIA_SMI_XML, why),
+    };
+    let listed = match parse::nvidia_smi_xml::parse_nvidia_smi_xml(&text) {
+        Ok(l) => l,
+        Err(why) => {
+            let first = text
+                .lines()
+                .find(|l| !l.trim().is_empty())
+                .unwrap_or("no output");
+            let first: String = first
+                .chars()
+                .filter(|c| !c.is_control())
+                .take(120)
+                .collect();
+            return f.unavailable(
+                NVIDIA_SMI_XML,
+                format!("the output of `{NVIDIA_SMI_XML}` ({outcome}) {why}; it begins `{first}`"),
+            );
+        }
+    };
+    for m in listed {
+        let Some(address) = pci_address_of_bus_id(&m.bus_id) else {
+            continue;
+        };
+        let Some(g) = f
+            .gpus
+            .iter_mut()
+            .find(|g| g.vendor == Vendor::Nvidia && g.pci_address == address)
+        else {
+            continue;
+        };
+        g.health.nvidia = Some(NvidiaMemory {
+            source: format!("{NVIDIA_SMI_XML} ({outcome})"),
+            volatile_uncorrectable: m.volatile_uncorrectable,
+            aggregate_uncorrectable: m.aggregate_uncorrectable,
+            retired_pages: m.retired_pages,
+            retirement_pending: m.retirement_pending,
+            remap_pending: m.remap_pending,
+            remap_failure: m.remap_failure,
+        });
+    }
+}
+
 /// rocminfo's failures in rocmenv's words; `None` for notes that are not failures.
 pub(super) fn rocminfo_error_text(e: &parse::rocminfo::RocmInfoError) -> Option<String> {
     use parse::rocminfo::RocmInfoError as E;

@@ -121,6 +121,7 @@ fn probe_pci_device(
         numa_node,
         pcie,
         driver,
+        health: GpuHealth::default(),
     };
     if vendor == Vendor::Amd {
         gpu.vram_bytes = read_u64("mem_info_vram_total");
@@ -256,6 +257,7 @@ fn kfd_gpu_index(
                 numa_node: None,
                 pcie: None,
                 driver: None,
+                health: GpuHealth::default(),
             });
             Some(f.gpus.len() - 1)
         }

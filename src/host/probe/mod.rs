@@ -2,9 +2,11 @@
 
 mod access;
 pub use access::parse_groups;
+mod boot;
 mod deep;
 mod drivers;
 mod gpus;
+mod health;
 mod installs;
 mod system;
 
@@ -13,11 +15,15 @@ use super::root::HostRoot;
 use super::session::Session;
 use crate::parse;
 use access::*;
+use boot::*;
 use deep::*;
 use drivers::*;
 use gpus::*;
+use health::*;
 use installs::*;
 use system::*;
+
+pub use boot::{FIRMWARE_COMPONENTS, SECURE_BOOT_VAR};
 
 /// How far the probe goes.
 #[derive(Debug, Clone, Default)]
@@ -84,6 +90,7 @@ pub fn probe(root: &HostRoot, session: &dyn Session, opts: &ProbeOptions) -> Hos
     probe_nodes(root, session, &mut f);
     probe_tools(root, &env, &mut f);
     probe_system(root, &mut f);
+    probe_boot(root, &mut f);
     f.env = env
         .iter()
         .filter(|(k, _)| {
@@ -98,8 +105,10 @@ pub fn probe(root: &HostRoot, session: &dyn Session, opts: &ProbeOptions) -> Hos
         .is_some_and(|k| k.is_wsl())
         || root.exists("/dev/dxg");
     probe_container_config(root, &mut f);
+    probe_health(root, &mut f);
     if opts.deep {
         probe_tools_output(session, &mut f);
+        probe_nvidia_xml(session, &mut f);
     }
     gpus::number_gpus(&mut f);
     f

@@ -10,7 +10,7 @@ pub use journal::{apply, undo};
 use super::plan::{resolve, PlanRequest};
 use super::Ctx;
 use crate::error::Error;
-use crate::fix::{plan_groups, plan_profiles, ProfileFile, TargetUser};
+use crate::fix::{plan_docker_runtime, plan_groups, plan_profiles, ProfileFile, TargetUser};
 use crate::host::HostRoot;
 
 /// What fix is asked.
@@ -69,6 +69,20 @@ pub fn plan(ctx: &Ctx, req: &FixRequest) -> Result<FixPlan, Error> {
             notes.push("groups: who to fix is unknown; name the user with --user".into())
         }
     }
+    if let Some(a) = docker_runtime(&host.root, facts, &mut notes) {
+        actions.push(a);
+    }
+    let live = root == FixRoot::Live;
+    let dropin = host.root.read_text(crate::fix::GRUB_DROPIN).ok();
+    let (params, said) = crate::fix::plan_kernel_params(facts, dropin.as_deref(), live);
+    actions.extend(params);
+    notes.extend(said);
+    let sysctl = host.root.read_text(crate::fix::SYSCTL_CONF).ok();
+    actions.extend(crate::fix::plan_numa_balancing(
+        facts,
+        sysctl.as_deref(),
+        live,
+    ));
     let hp = resolve(ctx, &PlanRequest::default())?;
     let visible = (facts.amd_gpus().count(), facts.nvidia_gpus().count());
     let files = profile_files(&host.root, user.as_ref(), &passwd);
@@ -90,6 +104,33 @@ pub fn plan(ctx: &Ctx, req: &FixRequest) -> Result<FixPlan, Error> {
         actions,
         notes,
     })
+}
+
+/// Docker's nvidia runtime, for NVIDIA GPUs that Docker cannot hand to containers (no runtime, no NVIDIA CDI spec).
+fn docker_runtime(
+    root: &HostRoot,
+    facts: &crate::host::HostFacts,
+    notes: &mut Vec<String>,
+) -> Option<crate::fix::Action> {
+    let c = &facts.container;
+    let nvidia_cdi = c.cdi_specs.iter().any(|s| {
+        s.kind
+            .as_deref()
+            .is_some_and(|k| k.starts_with("nvidia.com/"))
+    });
+    if facts.nvidia_gpus().next().is_none()
+        || c.docker_runtimes.iter().any(|r| r == "nvidia")
+        || nvidia_cdi
+    {
+        return None;
+    }
+    let installed = ["/usr/bin", "/usr/local/bin", "/usr/sbin"]
+        .iter()
+        .any(|d| root.exists(&format!("{d}/nvidia-container-runtime")));
+    let current = root.read_text(crate::fix::DAEMON_JSON).ok();
+    plan_docker_runtime(current.as_deref(), installed)
+        .map_err(|n| notes.push(n))
+        .ok()
 }
 
 /// The login files that can set the GPU variables: `/etc/environment`, `/etc/profile.d/*.sh` (ours marked), and the

@@ -25,28 +25,7 @@ impl Run<'_> {
             expect_gpus: self.expect_gpus,
             ..Default::default()
         };
-        let started = Instant::now();
-        let r = crate::ops::doctor::report(self.ctx, &plan)?;
-        let each = started.elapsed() / (r.findings.len().max(1) as u32);
-        Ok(r.findings
-            .into_iter()
-            .map(|f| {
-                let mut c = finding_case(Step::Doctor, f);
-                // A runner without GPUs is not one of the GPU hosts: what would fail there is not a finding here.
-                // Except the GPU count the user asked for: a node whose GPUs vanished is what it is there to catch.
-                let expected = c.id == "gpu.count";
-                if !self.has_gpu && !expected && matches!(c.status, Status::Fail | Status::Warn) {
-                    c.status = Status::Skip;
-                    c.summary = format!(
-                        "no GPU on this runner, so it is not a GPU host: {}",
-                        c.summary
-                    );
-                    c.fix = None;
-                }
-                c.duration = each;
-                c
-            })
-            .collect())
+        doctor_cases(self.ctx, &plan, self.has_gpu)
     }
 
     /// The build's case, and the image's tag when it built. Its progress goes to `on`.
@@ -276,6 +255,37 @@ pub(super) fn hadolint(dockerfile: &str) -> Case {
     c
 }
 
+/// doctor's findings on the context's host as validate's cases; on a runner without GPUs (`has_gpu` false) what
+/// would fail only on a GPU host is a skip.
+pub(super) fn doctor_cases(
+    ctx: &crate::ops::Ctx,
+    plan: &DoctorPlan,
+    has_gpu: bool,
+) -> Result<Vec<Case>, Error> {
+    let started = Instant::now();
+    let r = crate::ops::doctor::report(ctx, plan)?;
+    let each = started.elapsed() / (r.findings.len().max(1) as u32);
+    Ok(r.findings
+        .into_iter()
+        .map(|f| {
+            let mut c = finding_case(Step::Doctor, f);
+            // A runner without GPUs is not one of the GPU hosts: what would fail there is not a finding here.
+            // Except the GPU count the user asked for: a node whose GPUs vanished is what it is there to catch.
+            let expected = c.id == "gpu.count";
+            if !has_gpu && !expected && matches!(c.status, Status::Fail | Status::Warn) {
+                c.status = Status::Skip;
+                c.summary = format!(
+                    "no GPU on this runner, so it is not a GPU host: {}",
+                    c.summary
+                );
+                c.fix = None;
+            }
+            c.duration = each;
+            c
+        })
+        .collect())
+}
+
 /// lint's findings as cases, one per finding (its file and line the subject); a file with none is one pass.
 pub(super) fn lint_cases(r: &crate::lint::LintReport) -> Vec<Case> {
     let mut out = Vec::new();
@@ -312,6 +322,89 @@ pub(super) fn lint_cases(r: &crate::lint::LintReport) -> Vec<Case> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 37: validate's doctor step fails a node whose GPU counted uncorrectable ECC errors, and the JUnit and
+    /// HTML it writes show that failure (the steps after doctor need an engine; this runs the doctor step on a host
+    /// tree, then the same report writers `validate` uses).
+    #[test]
+    fn a_node_with_uncorrectable_ecc_fails_validate_in_junit_and_html() {
+        use crate::ops::{Ctx, HostSpec};
+        use crate::report::validate::{StackReport, ValidateReport};
+        let tree = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/hosts/mi300x-x4-ras-uncorrectable");
+        let ctx = Ctx::new(
+            None,
+            HostSpec {
+                sysroot: Some(tree),
+                ..HostSpec::default()
+            },
+        );
+        let cases = doctor_cases(&ctx, &DoctorPlan::default(), true).unwrap();
+        let ecc = cases
+            .iter()
+            .find(|c| c.id == "health.amd-ecc" && c.status == Status::Fail)
+            .expect("health.amd-ecc fails");
+        assert!(
+            ecc.summary.starts_with(
+                "GPU 1 (AMD Instinct MI300X, 0000:46:00.0): 2 uncorrectable ECC errors"
+            ),
+            "{}",
+            ecc.summary
+        );
+        let mut r = ValidateReport {
+            schema_version: 1,
+            kind: "validate",
+            node: Some("node-1".into()),
+            rocmenv_version: env!("CARGO_PKG_VERSION").into(),
+            config: "rocmenv.yaml".into(),
+            stacks: vec![StackReport {
+                name: "rocm".into(),
+                stack: "rocm".into(),
+                image: None,
+                cases,
+                comparisons: vec![],
+            }],
+            summary: Default::default(),
+        };
+        r.tally();
+        assert!(r.summary.fail >= 1, "{:?}", r.summary);
+        let d = tempfile::tempdir().unwrap();
+        let to = super::super::reports::Reports {
+            junit: Some(d.path().join("v.xml")),
+            html: Some(d.path().join("v.html")),
+            ..Default::default()
+        };
+        super::super::reports::write_reports(&to, &r).unwrap();
+        let junit = std::fs::read_to_string(d.path().join("v.xml")).unwrap();
+        let doc = roxmltree::Document::parse(&junit).unwrap();
+        let case = doc
+            .descendants()
+            .find(|n| {
+                n.has_tag_name("testcase")
+                    && n.attribute("name")
+                        .is_some_and(|a| a.contains("health.amd-ecc"))
+            })
+            .expect("a JUnit case for health.amd-ecc");
+        let failure = case
+            .children()
+            .find(|n| n.has_tag_name("failure"))
+            .expect("it is a failure");
+        let said = format!(
+            "{}{}",
+            failure.attribute("message").unwrap_or_default(),
+            failure.text().unwrap_or_default()
+        );
+        assert!(said.contains("2 uncorrectable ECC errors"), "{said}");
+        let html = std::fs::read_to_string(d.path().join("v.html")).unwrap();
+        assert!(
+            html.contains("health.amd-ecc"),
+            "the HTML has no health.amd-ecc row"
+        );
+        assert!(
+            html.contains("2 uncorrectable ECC errors"),
+            "the HTML does not show the failure"
+        );
+    }
 
     #[test]
     fn a_build_message_keeps_what_the_step_does_not_say() {

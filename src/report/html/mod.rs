@@ -6,7 +6,7 @@
 pub mod chart;
 pub mod model;
 
-pub use model::{page, Page, Source};
+pub use model::{page, Builder, Page, Source};
 
 /// The page's template: data, laid out once; the values come from [`Page`].
 const TEMPLATE: &str = include_str!("page.html");

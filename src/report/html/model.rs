@@ -3,8 +3,8 @@
 //! in, a serialisable page out; the template (`page.html`) lays it out.
 
 use super::chart::{self, Chart};
-use crate::fleet::{self, Merged, NodeReport};
-use crate::status::Status;
+use crate::fleet::environment::{kind, text_at as s};
+use crate::fleet::{self, render::names, Merged, Merger, NodeReport};
 use serde::Serialize;
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -25,10 +25,8 @@ pub struct Source {
 pub struct CellView {
     /// `pass`, `warn`, `fail`, `skip`, or `none` where the node did not report the check.
     pub status: &'static str,
-    /// The cell's line.
+    /// The cell's line (the cell's tooltip; failures are listed in full above the grid).
     pub summary: String,
-    /// Its fix.
-    pub fix: Option<String>,
 }
 
 /// A grid row.
@@ -49,7 +47,7 @@ pub struct GroupView {
     pub rows: Vec<RowView>,
 }
 
-/// A node's column head and counts.
+/// A node and its counts.
 #[derive(Debug, Clone, Serialize)]
 pub struct NodeView {
     /// Its name.
@@ -60,11 +58,43 @@ pub struct NodeView {
     pub summary: fleet::Counts,
 }
 
-/// What a node runs: a label and its value, in a fixed order.
+/// Failures (or warnings) of one check with one message, and the nodes that have them.
+#[derive(Debug, Clone, Serialize)]
+pub struct ProblemView {
+    /// `fail` or `warn`.
+    pub status: &'static str,
+    /// The check's group and id (`doctor devices.kfd`).
+    pub check: String,
+    /// The message, node names taken out.
+    pub summary: String,
+    /// The fix.
+    pub fix: Option<String>,
+    /// How many nodes.
+    pub count: usize,
+    /// Their names, comma-separated.
+    pub nodes: String,
+}
+
+/// One check's cells counted over the fleet.
+#[derive(Debug, Clone, Serialize)]
+pub struct CheckView {
+    /// Its group.
+    pub group: String,
+    /// Its id.
+    pub id: String,
+    /// Its cells counted.
+    pub counts: fleet::Counts,
+    /// Nodes that did not report it.
+    pub none: usize,
+}
+
+/// One environment, once, with the nodes that have it.
 #[derive(Debug, Clone, Serialize)]
 pub struct EnvView {
-    /// The node.
-    pub node: String,
+    /// How many nodes.
+    pub count: usize,
+    /// Their names, comma-separated.
+    pub nodes: String,
     /// (what, value) pairs.
     pub items: Vec<(String, String)>,
 }
@@ -89,7 +119,8 @@ pub struct SeedRow {
     pub values: Vec<String>,
 }
 
-/// The whole page.
+/// The whole page, in reading order: failures grouped, counts per check, the grid (small fleets), environments,
+/// benchmarks, files.
 #[derive(Debug, Clone, Serialize)]
 pub struct Page {
     /// The title.
@@ -100,134 +131,24 @@ pub struct Page {
     pub files: Vec<String>,
     /// The nodes, in natural order.
     pub nodes: Vec<NodeView>,
-    /// The grid.
-    pub groups: Vec<GroupView>,
+    /// Failures, then warnings, grouped by check and message.
+    pub problems: Vec<ProblemView>,
+    /// Every check counted.
+    pub checks: Vec<CheckView>,
+    /// The node × check grid, only up to `grid_max` nodes.
+    pub groups: Option<Vec<GroupView>>,
+    /// The most nodes the grid shows.
+    pub grid_max: usize,
     /// Every cell counted.
     pub summary: fleet::Counts,
     /// True when a cell failed.
     pub failed: bool,
-    /// Each node's environment.
+    /// Identical environments once.
     pub envs: Vec<EnvView>,
     /// The benchmark charts.
     pub charts: Vec<Chart>,
     /// The throughput table, when several GPU kinds ran the same benchmarks.
     pub seed: Option<SeedTable>,
-}
-
-fn s<'a>(v: &'a Value, path: &[&str]) -> Option<&'a str> {
-    let mut cur = v;
-    for k in path {
-        cur = cur.get(k)?;
-    }
-    cur.as_str().filter(|t| !t.is_empty())
-}
-
-fn kind(doc: &Value) -> &str {
-    match doc.get("kind").and_then(Value::as_str) {
-        Some(k) => k,
-        None => "doctor",
-    }
-}
-
-/// Adds `(label, value)` unless the label is there already or the value is missing.
-fn add(items: &mut Vec<(String, String)>, label: &str, value: Option<&str>) {
-    if let Some(v) = value {
-        if !items.iter().any(|(l, _)| l == label) {
-            items.push((label.to_string(), v.to_string()));
-        }
-    }
-}
-
-/// What a document says about its node's software and devices.
-fn environment(doc: &Value, items: &mut Vec<(String, String)>) {
-    match kind(doc) {
-        "doctor" => {
-            let h = &doc["host"];
-            add(items, "OS", s(h, &["os", "pretty_name"]));
-            add(items, "kernel", s(h, &["kernel", "release"]));
-            add(items, "ROCm", s(h, &["rocm", "version"]));
-            add(items, "CUDA", s(h, &["cuda", "version"]));
-            add(items, "amdgpu driver", s(h, &["amdgpu_driver", "version"]));
-            add(items, "NVIDIA driver", s(h, &["nvidia_driver", "version"]));
-            let gpus: Vec<String> = h["gpus"]
-                .as_array()
-                .map(|g| {
-                    g.iter()
-                        .map(|g| {
-                            let name = s(g, &["name"]).unwrap_or("unknown GPU");
-                            match s(g, &["gfx"]).or(s(g, &["compute_capability"])) {
-                                Some(arch) => format!("{name} ({arch})"),
-                                None => name.to_string(),
-                            }
-                        })
-                        .collect()
-                })
-                .unwrap_or_default();
-            if !gpus.is_empty() {
-                add(items, "GPUs", Some(&count_same(&gpus)));
-            }
-        }
-        "smoke" | "bench" => {
-            let v = &doc["versions"];
-            add(items, "torch", s(v, &["torch"]));
-            add(items, "HIP (torch)", s(v, &["hip"]));
-            add(items, "CUDA (torch)", s(v, &["cuda"]));
-            add(items, "Python", s(v, &["python"]));
-            let dev = &doc["device"];
-            let name = s(dev, &["name"]).map(str::to_string);
-            let count = dev["count"].as_u64().unwrap_or(0);
-            add(
-                items,
-                "device",
-                name.map(|n| {
-                    if count > 1 {
-                        format!("{count} × {n}")
-                    } else {
-                        n
-                    }
-                })
-                .as_deref(),
-            );
-            add(items, "image", image_of(doc));
-        }
-        "validate" => {
-            for st in doc["stacks"].as_array().into_iter().flatten() {
-                if let (Some(name), Some(image)) = (s(st, &["name"]), s(st, &["image"])) {
-                    add(items, &format!("image ({name})"), Some(image));
-                }
-            }
-        }
-        _ => {}
-    }
-}
-
-/// The image a suite ran in, by digest when the document has one.
-fn image_of(doc: &Value) -> Option<&str> {
-    s(doc, &["image", "digest"])
-        .or(s(doc, &["image", "id"]))
-        .or(s(doc, &["image", "reference"]))
-        .or(s(doc, &["image"]))
-}
-
-/// `["A", "A", "B"]` → `2 × A, B`.
-fn count_same(names: &[String]) -> String {
-    let mut seen: Vec<(String, usize)> = Vec::new();
-    for n in names {
-        match seen.iter_mut().find(|(s, _)| s == n) {
-            Some((_, c)) => *c += 1,
-            None => seen.push((n.clone(), 1)),
-        }
-    }
-    seen.iter()
-        .map(|(n, c)| {
-            if *c > 1 {
-                format!("{c} × {n}")
-            } else {
-                n.clone()
-            }
-        })
-        .collect::<Vec<_>>()
-        .join(", ")
 }
 
 /// The GPU a suite test ran on: by the test's device index (schema_version 2), else the document's device.
@@ -322,13 +243,17 @@ fn charts_of(node: &str, doc: &Value, out: &mut Vec<Chart>) {
     }
 }
 
-/// Throughput figures of bench runs: (model, batch) → GPU kind → figure.
-fn seed_table(sources: &[(&str, &Value)]) -> Option<SeedTable> {
-    let mut kinds: Vec<String> = Vec::new();
-    let mut rows: BTreeMap<(String, String), BTreeMap<String, String>> = BTreeMap::new();
-    for (_, doc) in sources {
+/// Throughput figures of bench runs as they come in: (model, batch) → GPU kind → figure.
+#[derive(Default)]
+struct SeedAcc {
+    kinds: Vec<String>,
+    rows: BTreeMap<(String, String), BTreeMap<String, String>>,
+}
+
+impl SeedAcc {
+    fn add(&mut self, doc: &Value) {
         if kind(doc) != "bench" {
-            continue;
+            return;
         }
         for t in doc["tests"].as_array().into_iter().flatten() {
             if t["status"].as_str() != Some("pass") {
@@ -354,57 +279,144 @@ fn seed_table(sources: &[(&str, &Value)]) -> Option<SeedTable> {
                 chart::figure(m["value"].as_f64().unwrap_or(0.0)),
                 m["unit"].as_str().unwrap_or("")
             );
-            if !kinds.contains(&gpu) {
-                kinds.push(gpu.clone());
+            if !self.kinds.contains(&gpu) {
+                self.kinds.push(gpu.clone());
             }
-            rows.entry((t["name"].as_str().unwrap_or("").to_string(), batch))
+            self.rows
+                .entry((t["name"].as_str().unwrap_or("").to_string(), batch))
                 .or_default()
                 .insert(gpu, value);
         }
     }
-    if kinds.len() < 2 {
-        return None;
+
+    /// The table, when several GPU kinds ran.
+    fn finish(mut self) -> Option<SeedTable> {
+        if self.kinds.len() < 2 {
+            return None;
+        }
+        self.kinds.sort();
+        let kinds = self.kinds;
+        Some(SeedTable {
+            rows: self
+                .rows
+                .into_iter()
+                .map(|((model, batch), by)| SeedRow {
+                    model,
+                    batch,
+                    values: kinds
+                        .iter()
+                        .map(|k| by.get(k).cloned().unwrap_or_default())
+                        .collect(),
+                })
+                .collect(),
+            kinds,
+        })
     }
-    kinds.sort();
-    Some(SeedTable {
-        rows: rows
-            .into_iter()
-            .map(|((model, batch), by)| SeedRow {
-                model,
-                batch,
-                values: kinds
-                    .iter()
-                    .map(|k| by.get(k).cloned().unwrap_or_default())
-                    .collect(),
-            })
-            .collect(),
-        kinds,
-    })
 }
 
-fn cell_status(o: Status) -> &'static str {
-    o.name()
+/// The page, built as reports come in: the merge, the charts and the throughput figures; no document is kept.
+#[derive(Default)]
+pub struct Builder {
+    merger: Merger,
+    files: Vec<String>,
+    charts: Vec<Chart>,
+    seed: SeedAcc,
 }
 
-/// The page for `sources`, titled `title`.
-pub fn page(title: &str, sources: &[Source]) -> Page {
-    let reports: Vec<NodeReport> = sources.iter().flat_map(|s| s.reports.clone()).collect();
-    let m: Merged = fleet::merge(&reports);
+impl Builder {
+    /// An empty page.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds one report file: `doc`, and the node reports merge made of it.
+    pub fn add(&mut self, file: &str, doc: &Value, reports: &[NodeReport]) {
+        self.files.push(file.to_string());
+        for r in reports {
+            self.merger.add(r);
+        }
+        // A plain document is about the one node its single report names; a merge carries no environment.
+        if let ([r], false) = (reports, kind(doc) == "merge") {
+            self.merger.add_env(&r.node, fleet::environment(doc));
+            charts_of(&r.node, doc, &mut self.charts);
+            self.seed.add(doc);
+        }
+    }
+
+    /// The page titled `title`, and the merge it shows.
+    pub fn finish(self, title: &str) -> (Page, Merged) {
+        let m = self.merger.finish();
+        let page = Page {
+            title: title.to_string(),
+            version: env!("CARGO_PKG_VERSION").to_string(),
+            files: self.files,
+            nodes: m
+                .nodes
+                .iter()
+                .map(|n| NodeView {
+                    name: n.name.clone(),
+                    kinds: n.kinds.join(", "),
+                    summary: n.summary,
+                })
+                .collect(),
+            problems: problems(&m),
+            checks: m
+                .rows
+                .iter()
+                .map(|r| CheckView {
+                    group: r.group.clone(),
+                    id: r.id.clone(),
+                    counts: r.counts,
+                    none: m.nodes.len() - r.counts.total(),
+                })
+                .collect(),
+            groups: (m.nodes.len() <= fleet::GRID_MAX_NODES).then(|| grid(&m)),
+            grid_max: fleet::GRID_MAX_NODES,
+            summary: m.summary,
+            failed: m.failed(),
+            envs: m
+                .envs
+                .iter()
+                .map(|e| EnvView {
+                    count: e.nodes.len(),
+                    nodes: names(&m, &e.nodes),
+                    items: e.items.clone(),
+                })
+                .collect(),
+            charts: self.charts,
+            seed: self.seed.finish(),
+        };
+        (page, m)
+    }
+}
+
+fn problems(m: &Merged) -> Vec<ProblemView> {
+    m.problems()
+        .into_iter()
+        .map(|p| ProblemView {
+            status: p.status.name(),
+            check: format!("{} {}", p.group, p.id),
+            count: p.nodes.len(),
+            nodes: names(m, &p.nodes),
+            summary: p.summary,
+            fix: p.fix,
+        })
+        .collect()
+}
+
+/// The node × check grid.
+fn grid(m: &Merged) -> Vec<GroupView> {
     let mut groups: Vec<GroupView> = Vec::new();
     for r in &m.rows {
-        let cells = m
-            .nodes
-            .iter()
-            .map(|n| match r.nodes.get(&n.name) {
+        let cells = (0..m.nodes.len())
+            .map(|p| match r.cell(p) {
                 Some(c) => CellView {
-                    status: cell_status(c.status),
-                    summary: c.summary.clone(),
-                    fix: c.fix.clone(),
+                    status: c.status.name(),
+                    summary: c.summary.to_string(),
                 },
                 None => CellView {
                     status: "none",
                     summary: "not reported".into(),
-                    fix: None,
                 },
             })
             .collect();
@@ -420,45 +432,14 @@ pub fn page(title: &str, sources: &[Source]) -> Page {
             }),
         }
     }
-    // The node a plain document is about: the one its single report names.
-    let docs: Vec<(&str, &Value)> = sources
-        .iter()
-        .filter(|s| kind(&s.doc) != "merge" && s.reports.len() == 1)
-        .map(|s| (s.reports[0].node.as_str(), &s.doc))
-        .collect();
-    let mut envs: Vec<EnvView> = Vec::new();
-    let mut charts = Vec::new();
-    for n in &m.nodes {
-        let mut items = Vec::new();
-        for (_, doc) in docs.iter().filter(|(node, _)| *node == n.name) {
-            environment(doc, &mut items);
-            charts_of(&n.name, doc, &mut charts);
-        }
-        if !items.is_empty() {
-            envs.push(EnvView {
-                node: n.name.clone(),
-                items,
-            });
-        }
+    groups
+}
+
+/// The page for `sources`, titled `title` (all at hand; [`Builder`] takes them one at a time).
+pub fn page(title: &str, sources: &[Source]) -> Page {
+    let mut b = Builder::new();
+    for s in sources {
+        b.add(&s.file, &s.doc, &s.reports);
     }
-    Page {
-        title: title.to_string(),
-        version: env!("CARGO_PKG_VERSION").to_string(),
-        files: sources.iter().map(|s| s.file.clone()).collect(),
-        nodes: m
-            .nodes
-            .iter()
-            .map(|n| NodeView {
-                name: n.name.clone(),
-                kinds: n.kinds.join(", "),
-                summary: n.summary,
-            })
-            .collect(),
-        groups,
-        summary: m.summary,
-        failed: m.failed(),
-        envs,
-        charts,
-        seed: seed_table(&docs),
-    }
+    b.finish(title).0
 }

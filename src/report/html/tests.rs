@@ -81,8 +81,8 @@ fn hostile_strings_are_text_and_nothing_is_loaded() {
     );
     assert_eq!(
         html.matches("<table").count(),
-        1,
-        "the fix did not close the grid"
+        2,
+        "the fix did not close a table: the counts and the grid"
     );
     // Nothing outside the file: no scheme in any src or href, and the policy forbids loading anything.
     for attr in ["src=\"", "href=\""] {
@@ -93,7 +93,7 @@ fn hostile_strings_are_text_and_nothing_is_loaded() {
 }
 
 #[test]
-fn a_failed_doctor_cell_carries_its_summary_and_fix() {
+fn a_failure_is_listed_first_with_its_fix_and_node_and_marked_in_the_grid() {
     let doc = json!({
         "schema_version": 1, "node": "gpu-node-6", "host": {"gpus": [], "rocm": {"version": "6.2.0"}}, "summary": {},
         "checks": [
@@ -105,6 +105,17 @@ fn a_failed_doctor_cell_carries_its_summary_and_fix() {
     assert!(p.failed);
     assert_eq!(p.envs[0].items, [("ROCm".to_string(), "6.2.0".to_string())]);
     let html = render(&p).unwrap();
-    assert!(html.contains("<td class=\"cell fail\" title=\"bob cannot open &#x2f;dev&#x2f;kfd\"><span class=\"m\">&#10007;</span><span class=\"why\">bob cannot open &#x2f;dev&#x2f;kfd</span><span class=\"fix\">sudo usermod -aG render,video $USER</span></td>"), "{html}");
+    assert!(html.contains("<code>doctor devices.kfd</code> <span class=\"count\">1 node</span><span class=\"msg\">bob cannot open &#x2f;dev&#x2f;kfd</span></summary>\n<p class=\"fix\">sudo usermod -aG render,video $USER</p><p class=\"nodes\">gpu-node-6</p></details>"), "{html}");
+    assert!(
+        html.find("id=\"problems\"") < html.find("id=\"counts\"")
+            && html.find("id=\"counts\"") < html.find("id=\"checks\""),
+        "failures, then counts, then the grid"
+    );
+    assert!(
+        html.contains(
+            "<td class=\"cell fail\" title=\"bob cannot open &#x2f;dev&#x2f;kfd\">&#10007;</td>"
+        ),
+        "{html}"
+    );
     assert!(p.seed.is_none() && p.charts.is_empty());
 }
