@@ -182,21 +182,22 @@ pub fn plan_amd_cdi(gpus: &[CdiGpu], kfd: &CdiNode, existing: Option<&str>) -> O
 }
 
 /// What fix does about NVIDIA's spec on a host with NVIDIA GPUs: `nvidia-ctk cdi generate` (undone by removing the
-/// file it makes) on a live host where `nvidia_ctk` (its path) is found and no spec is there yet; else why not.
+/// file it makes) on a live host where `nvidia_ctk` (its path) is found and no spec is there yet; else why not (an
+/// existing spec is never regenerated: its undo would remove a file fix did not make).
 pub fn plan_nvidia_cdi(
     live: bool,
     nvidia_ctk: Option<&str>,
     spec_exists: bool,
 ) -> Result<Action, String> {
     let run = format!("sudo nvidia-ctk cdi generate --output={NVIDIA_CDI_PATH}");
-    if !live {
-        return Err(format!(
-            "cdi: NVIDIA's spec is made from the live driver, not a host tree; on the host run `{run}`"
-        ));
-    }
     if spec_exists {
         return Err(format!(
             "cdi: {NVIDIA_CDI_PATH} exists; after a driver update regenerate it with `{run}`"
+        ));
+    }
+    if !live {
+        return Err(format!(
+            "cdi: NVIDIA's spec is made from the live driver, not a host tree; on the host run `{run}`"
         ));
     }
     let Some(ctk) = nvidia_ctk else {

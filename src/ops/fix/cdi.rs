@@ -29,10 +29,13 @@ pub(super) fn plan_cdi(
         return (actions, notes);
     }
     if facts.amd_gpus().next().is_some() {
-        match amd_inputs(root, facts) {
-            Ok((gpus, kfd)) => {
+        match amd_inputs(root, facts, &mut notes) {
+            Ok((gpus, kfd)) if !gpus.is_empty() => {
                 let existing = root.read_text(AMD_CDI_PATH).ok();
                 actions.extend(plan_amd_cdi(&gpus, &kfd, existing.as_deref()));
+            }
+            Ok(_) => {
+                notes.push("cdi: AMD's spec is not planned: no AMD GPU has a render node".into())
             }
             Err(why) => notes.push(format!("cdi: AMD's spec is not planned: {why}")),
         }
@@ -50,7 +53,12 @@ pub(super) fn plan_cdi(
     (actions, notes)
 }
 
-fn amd_inputs(root: &HostRoot, facts: &HostFacts) -> Result<(Vec<CdiGpu>, CdiNode), String> {
+/// The GPUs with a render node (amd-ctk lists only those; the others are named in `notes`) and `/dev/kfd`.
+fn amd_inputs(
+    root: &HostRoot,
+    facts: &HostFacts,
+    notes: &mut Vec<String>,
+) -> Result<(Vec<CdiGpu>, CdiNode), String> {
     let kfd = facts
         .device_nodes
         .kfd
@@ -61,7 +69,12 @@ fn amd_inputs(root: &HostRoot, facts: &HostFacts) -> Result<(Vec<CdiGpu>, CdiNod
     let mut gpus = Vec::new();
     for g in facts.amd_gpus() {
         let Some(render) = g.render_node.as_deref() else {
-            return Err(format!("{} has no render node", g.label()));
+            notes.push(format!(
+                "cdi: {} has no render node (driver {}), so AMD's spec leaves it out, as amd-ctk does",
+                g.label(),
+                g.driver.as_deref().unwrap_or("unknown")
+            ));
+            continue;
         };
         let card = drm.iter().find(|n| {
             n.strip_prefix("card")
