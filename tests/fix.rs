@@ -330,7 +330,12 @@ fn kernel_parameters_and_numa_balancing_from_amds_mi300x_guide() {
         .iter()
         .map(|a| a["id"].as_str().unwrap())
         .collect();
-    assert_eq!(ids, ["fix.kernel-params", "fix.sysctl"], "{plan:#}");
+    // The tree's CDI spec is in an older layout than amd-ctk's, so fix.cdi replaces it too (tests/fix_cdi.rs).
+    assert_eq!(
+        ids,
+        ["fix.kernel-params", "fix.sysctl", "fix.cdi"],
+        "{plan:#}"
+    );
     assert_eq!(plan["actions"][0]["needs"]["reboot"], true);
     ok(&rocmenv(&["fix", "--sysroot", tree, "--apply"]));
     // The drop-in, sourced after /etc/default/grub as update-grub does, adds the parameters to what was there.

@@ -4,11 +4,15 @@
 //! them (atomically, with a journal `--undo` reads) is ops' work.
 
 mod boot;
+mod cdi;
 mod docker;
 mod groups;
 mod profile;
 
 pub use boot::{plan_kernel_params, plan_numa_balancing, GRUB_DROPIN, SYSCTL_CONF};
+pub use cdi::{
+    amd_spec, plan_amd_cdi, plan_nvidia_cdi, CdiGpu, CdiNode, AMD_CDI_PATH, NVIDIA_CDI_PATH,
+};
 pub use docker::{plan_docker_runtime, DAEMON_JSON};
 pub use groups::{plan_groups, TargetUser};
 pub use profile::{plan_profiles, ProfileFile, PERSIST};
@@ -100,7 +104,7 @@ fn line_diff(old: &[&str], new: &[&str]) -> Vec<String> {
 /// One concrete change.
 #[derive(Debug, Clone, Serialize)]
 pub struct Action {
-    /// Stable id (`fix.groups`, `fix.profile`).
+    /// Stable id (`fix.groups`, `fix.profile`, `fix.cdi`).
     pub id: &'static str,
     /// The doctor findings it fixes (`devices.kfd`).
     pub fixes: Vec<String>,

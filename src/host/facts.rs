@@ -421,6 +421,9 @@ pub struct DeviceNodes {
     pub kfd: Option<DeviceNode>,
     /// `/dev/dri/renderD*`.
     pub render: Vec<DeviceNode>,
+    /// `/dev/dri/card*`: only `fix`'s CDI spec needs them, so they stay out of the JSON (and its schema).
+    #[serde(skip)]
+    pub card: Vec<DeviceNode>,
     /// `/dev/nvidiactl`, `/dev/nvidia<N>`.
     pub nvidia: Vec<DeviceNode>,
     /// `/dev/dxg` (WSL2).

@@ -68,7 +68,11 @@ pub fn render_fix(
         writeln!(
             out,
             "   fixes: {}; needs: {}",
-            a.fixes.join(", "),
+            if a.fixes.is_empty() {
+                "no doctor finding".into()
+            } else {
+                a.fixes.join(", ")
+            },
             if needs.is_empty() {
                 "nothing".into()
             } else {

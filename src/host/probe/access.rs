@@ -130,7 +130,10 @@ pub(super) fn probe_nodes(root: &HostRoot, session: &dyn Session, f: &mut HostFa
     let user = f.user.clone();
     f.device_nodes.kfd = node(root, session, "/dev/kfd", user.as_ref(), &groups);
     if let Ok(names) = root.list("/dev/dri") {
-        for n in names.iter().filter(|n| n.starts_with("renderD")) {
+        for n in names
+            .iter()
+            .filter(|n| n.starts_with("renderD") || n.starts_with("card"))
+        {
             if let Some(d) = node(
                 root,
                 session,
@@ -138,7 +141,11 @@ pub(super) fn probe_nodes(root: &HostRoot, session: &dyn Session, f: &mut HostFa
                 user.as_ref(),
                 &groups,
             ) {
-                f.device_nodes.render.push(d);
+                if n.starts_with("card") {
+                    f.device_nodes.card.push(d);
+                } else {
+                    f.device_nodes.render.push(d);
+                }
             }
         }
     }

@@ -1,6 +1,7 @@
 //! fix's work: plan the actions for the context's host (a tree with `--sysroot`, else this machine) from its facts,
 //! its files and the host plan; apply them with a journal; undo them from the journal.
 
+mod cdi;
 mod journal;
 
 pub use crate::fix::{Applied, FixPlan, FixRoot, Undone};
@@ -86,6 +87,9 @@ pub fn plan(ctx: &Ctx, req: &FixRequest) -> Result<FixPlan, Error> {
     let visible = (facts.amd_gpus().count(), facts.nvidia_gpus().count());
     let files = profile_files(&host.root, user.as_ref(), &passwd);
     actions.extend(plan_profiles(&files, &hp.env, visible));
+    let (cdi, cdi_notes) = cdi::plan_cdi(&host.root, facts, root == FixRoot::Live);
+    actions.extend(cdi);
+    notes.extend(cdi_notes);
     if let Some(only) = &req.only {
         actions.retain(|a| {
             a.id == only
