@@ -1,7 +1,9 @@
 //! `rocmenv slurm` (issue 24): the script of every runtime as a snapshot and as examples/slurm, shellcheck-clean
 //! (the batch script as bash, the per-node step as POSIX sh), bad values one line and exit 2; and, on a real
-//! one-node Slurm (.ci/run starts one and sets ROCMENV_SLURM_TESTS=1), a CPU-stack job through Docker that passes
-//! and a job whose node check fails, both submitted with `sbatch --wait`.
+//! three-node Slurm (.ci/slurm starts node1..node3, each a slurmd in a network namespace of its own; .ci/run sets
+//! ROCMENV_SLURM_TESTS=1), a CPU-stack job through Docker that passes and a job whose node check fails, both on one
+//! node, and a job on all three nodes whose six reports (doctor and smoke per node) merge into one (issue 36), all
+//! submitted with `sbatch --wait`.
 
 #[path = "common/engine.rs"]
 #[allow(dead_code)]
@@ -389,7 +391,7 @@ fn slurm(test: &str) -> bool {
         );
         return true;
     }
-    eprintln!("SKIP {test}: no Slurm here (.ci/run starts a one-node Slurm and sets ROCMENV_SLURM_TESTS=1)");
+    eprintln!("SKIP {test}: no Slurm here (.ci/run starts a three-node Slurm and sets ROCMENV_SLURM_TESTS=1)");
     false
 }
 
@@ -416,19 +418,28 @@ fn merged(dir: &Path) -> serde_json::Value {
     serde_json::from_str(&std::fs::read_to_string(dir.join("merged.json")).unwrap()).unwrap()
 }
 
-/// The node Slurm runs the job on (this machine's node name in slurm.conf).
-fn slurm_node() -> String {
+/// The nodes that answer (idle, or running a job), as Slurm names them; .ci/slurm's are node1, node2 and node3.
+fn slurm_nodes() -> Vec<String> {
     let o = Command::new("sinfo")
-        .args(["-h", "-N", "-o", "%N"])
+        .args(["-h", "-N", "-t", "idle,mixed,allocated", "-o", "%N"])
         .output()
         .unwrap();
-    String::from_utf8(o.stdout)
+    let mut nodes: Vec<String> = String::from_utf8(o.stdout)
         .unwrap()
         .lines()
+        .map(|l| l.trim().to_string())
+        .collect();
+    nodes.sort();
+    nodes.dedup();
+    nodes
+}
+
+/// The node a one-node job is sent to (`--nodelist`), so the test knows which node Slurm gives it.
+fn slurm_node() -> String {
+    slurm_nodes()
+        .into_iter()
         .next()
-        .unwrap()
-        .trim()
-        .to_string()
+        .expect("ROCMENV_SLURM_TESTS=1 but no node is idle: .ci/slurm start")
 }
 
 /// The CPU stack through Docker: the smoke suite passes on the node and the merge names the node Slurm gave it.
@@ -451,6 +462,7 @@ fn a_cpu_stack_job_passes_on_a_real_slurm() {
     let image = image["tag"].as_str().unwrap().to_string();
     let dir = tempfile::tempdir().unwrap();
     let results = dir.path().join("results");
+    let node = slurm_node();
     let text = script(&[
         "--command",
         "smoke",
@@ -460,6 +472,8 @@ fn a_cpu_stack_job_passes_on_a_real_slurm() {
         "cpu",
         "--image",
         &image,
+        "--nodelist",
+        &node,
         "--results",
         results.to_str().unwrap(),
     ]);
@@ -476,7 +490,7 @@ fn a_cpu_stack_job_passes_on_a_real_slurm() {
     assert_eq!(nodes.len(), 1, "{m}");
     assert_eq!(
         nodes[0]["name"],
-        slurm_node().as_str(),
+        node.as_str(),
         "the node's name from Slurm"
     );
     assert_eq!(m["summary"]["fail"], 0, "{m}");
@@ -489,7 +503,7 @@ fn a_cpu_stack_job_passes_on_a_real_slurm() {
     assert!(smoke.len() >= 5, "{m}");
     assert!(smoke
         .iter()
-        .any(|c| c["id"] == "gemm" && c["nodes"][slurm_node()]["status"] == "pass"));
+        .any(|c| c["id"] == "gemm" && c["nodes"][&node]["status"] == "pass"));
     for f in ["merged.xml", "merged.html", "merged.txt"] {
         assert!(results.join(f).is_file(), "{f}");
     }
@@ -507,6 +521,7 @@ fn a_failing_node_check_fails_the_job() {
     }
     let dir = tempfile::tempdir().unwrap();
     let results = dir.path().join("results");
+    let node = slurm_node();
     let text = script(&[
         "--command",
         "doctor",
@@ -514,6 +529,8 @@ fn a_failing_node_check_fails_the_job() {
         "none",
         "--vendor",
         "cpu",
+        "--nodelist",
+        &node,
         "--results",
         results.to_str().unwrap(),
     ]);
@@ -526,7 +543,6 @@ fn a_failing_node_check_fails_the_job() {
         String::from_utf8_lossy(&o.stderr)
     );
     let m = merged(&results);
-    let node = slurm_node();
     assert_eq!(m["nodes"][0]["name"], node.as_str());
     assert!(m["summary"]["fail"].as_u64().unwrap() >= 1, "{m}");
     let present = m["checks"]
@@ -538,4 +554,118 @@ fn a_failing_node_check_fails_the_job() {
     assert_eq!(present["nodes"][&node]["status"], "fail", "{present}");
     let xml = std::fs::read_to_string(results.join("merged.xml")).unwrap();
     assert!(xml.contains("<failure"), "{xml}");
+}
+
+/// True when Debian's Python on the nodes can import torch, which `smoke --host` needs; panics when it must
+/// (ROCMENV_REQUIRE_TORCH=1, as .ci/run sets), prints SKIP otherwise.
+fn node_torch(test: &str) -> bool {
+    let ok = Command::new("/usr/bin/python3")
+        .args(["-c", "import torch"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        assert!(
+            std::env::var("ROCMENV_REQUIRE_TORCH").as_deref() != Ok("1"),
+            "ROCMENV_REQUIRE_TORCH=1 but /usr/bin/python3 cannot import torch (apt-get install python3-torch)"
+        );
+        eprintln!(
+            "SKIP {test}: /usr/bin/python3 cannot import torch (apt-get install python3-torch)"
+        );
+    }
+    ok
+}
+
+/// Issue 36: one job on three nodes (.ci/slurm's node1..node3, one network namespace each, one machine). Every node
+/// runs doctor and the smoke suite on its own Python and names its reports after the node Slurm gave it; the merge
+/// holds the three nodes, each check with a cell per node, and the job's exit code is the merge's verdict.
+#[test]
+fn a_three_node_job_merges_one_report_per_node() {
+    if !slurm("three-node job") || !node_torch("three-node job") {
+        return;
+    }
+    let answering = slurm_nodes();
+    assert!(
+        answering.len() >= 3,
+        "ROCMENV_SLURM_TESTS=1 but only {answering:?} answer; `.ci/slurm start` starts node1, node2 and node3"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let results = dir.path().join("results");
+    let text = script(&[
+        "--command",
+        "doctor-smoke",
+        "--runtime",
+        "none",
+        "--vendor",
+        "cpu",
+        "--nodes",
+        "3",
+        "--results",
+        results.to_str().unwrap(),
+    ]);
+    assert!(text.contains("#SBATCH --nodes=3\n"));
+    let o = submit(dir.path(), &text);
+    let log = std::fs::read_to_string(dir.path().join("job.out")).unwrap_or_default();
+    let m = merged(&results);
+    let mut names: Vec<String> = m["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n["name"].as_str().unwrap().to_string())
+        .collect();
+    names.sort();
+    names.dedup();
+    assert_eq!(names.len(), 3, "three distinct nodes: {m}");
+    assert!(
+        names.iter().all(|n| answering.contains(n)),
+        "{names:?} are Slurm's nodes {answering:?}"
+    );
+    // The nodes share this machine's hostname; only SLURMD_NODENAME tells their reports apart.
+    for node in &names {
+        for kind in ["doctor", "smoke"] {
+            let file = results.join(format!("nodes/{node}.{kind}.json"));
+            let report: serde_json::Value =
+                serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+            assert_eq!(report["node"], node.as_str(), "{}", file.display());
+        }
+    }
+    let check = |id: &str| {
+        m["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["id"] == id)
+            .unwrap_or_else(|| panic!("no {id} in {m}"))
+            .clone()
+    };
+    // Every node's own results: the smoke suite's GEMM passes on each, doctor's GPU check fails on each (no GPU here).
+    let (gemm, present) = (check("gemm"), check("gpu.present"));
+    for node in &names {
+        assert_eq!(gemm["nodes"][node]["status"], "pass", "{node}: {gemm}");
+        assert_eq!(
+            present["nodes"][node]["status"], "fail",
+            "{node}: {present}"
+        );
+    }
+    // The job's exit code is the merge's verdict: 1, a check failed.
+    assert!(m["summary"]["fail"].as_u64().unwrap() >= 3, "{m}");
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "sbatch --wait: {}\n{log}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(
+        log.contains("rocmenv report merge: 3 nodes from 6 reports"),
+        "{log}"
+    );
+    let xml = std::fs::read_to_string(results.join("merged.xml")).unwrap();
+    let html = std::fs::read_to_string(results.join("merged.html")).unwrap();
+    for node in &names {
+        assert!(xml.contains(node.as_str()), "{node} in merged.xml");
+        assert!(html.contains(node.as_str()), "{node} in merged.html");
+        assert!(
+            log.contains(node.as_str()),
+            "{node} in the job's output: {log}"
+        );
+    }
 }
