@@ -418,10 +418,19 @@ fn merged(dir: &Path) -> serde_json::Value {
     serde_json::from_str(&std::fs::read_to_string(dir.join("merged.json")).unwrap()).unwrap()
 }
 
-/// The nodes that answer (idle, or running a job), as Slurm names them; .ci/slurm's are node1, node2 and node3.
+/// The nodes that answer (idle, running a job or ending one), as Slurm names them; .ci/slurm's are node1, node2 and
+/// node3.
 fn slurm_nodes() -> Vec<String> {
     let o = Command::new("sinfo")
-        .args(["-h", "-N", "-t", "idle,mixed,allocated", "-o", "%N"])
+        .args([
+            "-h",
+            "-N",
+            "-r",
+            "-t",
+            "idle,mixed,allocated,completing",
+            "-o",
+            "%N",
+        ])
         .output()
         .unwrap();
     let mut nodes: Vec<String> = String::from_utf8(o.stdout)
