@@ -361,6 +361,11 @@ pub struct FixArgs {
     #[arg(long, value_name = "NAME")]
     pub user: Option<String>,
 
+    /// Plan for this release (rocm-X.Y[.Z], cuda-X.Y, ngc-YY.MM), as doctor --target does: its variables, and the
+    /// install commands for what the host lacks. Default: the host's own (its installed ROCm, its driver).
+    #[arg(long, value_name = "TARGET")]
+    pub target: Option<TargetSpec>,
+
     /// Perform the plan (root for files under /etc and for group changes on a live host).
     #[arg(long, conflicts_with = "undo")]
     pub apply: bool,
