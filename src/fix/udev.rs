@@ -121,7 +121,34 @@ pub fn plan_udev(
         });
     }
     if live {
-        out.push(Action {
+        out.extend(live_steps(&closed, fixes));
+    }
+    (out, notes)
+}
+
+/// On a live host: udev reads its rules again and applies them; the undo gives each node back the mode and group it
+/// has now (the rule file is gone by then too).
+fn live_steps(closed: &[&(&str, &DeviceNode)], fixes: Vec<String>) -> Vec<Action> {
+    let needs = Needs {
+        root: true,
+        relogin: false,
+        reboot: false,
+    };
+    let undo = closed
+        .iter()
+        .flat_map(|(_, n)| {
+            let mut u = Vec::new();
+            if let Some(m) = &n.mode {
+                u.push(vec!["chmod".into(), m.clone(), n.path.clone()]);
+            }
+            if let Some(g) = n.gid {
+                u.push(vec!["chgrp".into(), g.to_string(), n.path.clone()]);
+            }
+            u
+        })
+        .collect();
+    vec![
+        Action {
             id: "fix.udev",
             fixes: fixes.clone(),
             summary: "udev reads its rules again".into(),
@@ -131,22 +158,8 @@ pub fn plan_udev(
             },
             needs,
             source: UDEV_SOURCE,
-        });
-        // The undo gives each node back the mode and group it has now (the rule file is gone by then too).
-        let undo = closed
-            .iter()
-            .flat_map(|(_, n)| {
-                let mut u = Vec::new();
-                if let Some(m) = &n.mode {
-                    u.push(vec!["chmod".into(), m.clone(), n.path.clone()]);
-                }
-                if let Some(g) = n.gid {
-                    u.push(vec!["chgrp".into(), g.to_string(), n.path.clone()]);
-                }
-                u
-            })
-            .collect();
-        out.push(Action {
+        },
+        Action {
             id: "fix.udev",
             fixes,
             summary: "udev applies the rules to the devices now".into(),
@@ -156,9 +169,8 @@ pub fn plan_udev(
             },
             needs,
             source: UDEV_SOURCE,
-        });
-    }
-    (out, notes)
+        },
+    ]
 }
 
 #[cfg(test)]
