@@ -260,8 +260,8 @@ pub fn plan_install(os: Option<&OsFacts>, m: &Missing) -> (Vec<Action>, Vec<Stri
                 id: "fix.install",
                 fixes,
                 summary: format!(
-                    "install {} of ROCm {v} ({}) with AMD's package repository; rocmenv prints these, never runs them{}",
-                    packages.join(" and "),
+                    "install ROCm {v}'s {} ({}) from AMD's package repository; rocmenv prints these, never runs them{}",
+                    packages.iter().map(|p| format!("`{p}`")).collect::<Vec<_>>().join(" and "),
                     why.join("; "),
                     if m.dkms.is_some() { "; reboot after amdgpu-dkms" } else { "" }
                 ),
