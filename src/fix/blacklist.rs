@@ -7,6 +7,7 @@
 //! hand: fix never edits `/etc/default/grub` or a package's files.
 
 use super::{Action, Change, Needs};
+use crate::parse::modprobe::{blocks_amdgpu, cmdline_blocks};
 
 /// modprobe.d(5) for the lines (`blacklist modulename`, `install modulename command...`); NVIDIA's CUDA installation
 /// guide ("Disabling Nouveau": Ubuntu `sudo update-initramfs -u`, RHEL `sudo dracut --force`) for regenerating the
@@ -20,40 +21,6 @@ pub struct ModprobeFile {
     pub path: String,
     /// Its text.
     pub text: String,
-}
-
-/// Whether a modprobe.d line keeps amdgpu from loading: `blacklist amdgpu`, or `install amdgpu` with a command that
-/// does nothing (`/bin/false`, `/bin/true`).
-pub fn blocks_amdgpu(line: &str) -> bool {
-    let body = line.split('#').next().unwrap_or_default();
-    let w: Vec<&str> = body.split_whitespace().collect();
-    let is_amdgpu = |m: &str| m.replace('-', "_") == "amdgpu";
-    match w.as_slice() {
-        ["blacklist", m] => is_amdgpu(m),
-        ["install", m, cmd, ..] => {
-            is_amdgpu(m)
-                && (cmd.ends_with("/false")
-                    || cmd.ends_with("/true")
-                    || *cmd == "false"
-                    || *cmd == "true")
-        }
-        _ => false,
-    }
-}
-
-/// The command-line parameters that keep amdgpu from loading.
-pub fn cmdline_blocks(cmdline: &[String]) -> Vec<String> {
-    cmdline
-        .iter()
-        .filter(|p| {
-            let Some((k, v)) = p.split_once('=') else {
-                return false;
-            };
-            (k == "modprobe.blacklist" || k == "module_blacklist")
-                && v.split(',').any(|m| m.replace('-', "_") == "amdgpu")
-        })
-        .cloned()
-        .collect()
 }
 
 /// The initramfs command of the host's family, if known.
@@ -181,20 +148,10 @@ mod tests {
     }
 
     #[test]
-    fn what_blocks_amdgpu_and_what_does_not() {
-        assert!(blocks_amdgpu("blacklist amdgpu"));
-        assert!(blocks_amdgpu("  blacklist   amdgpu  # no\n"));
-        assert!(blocks_amdgpu("install amdgpu /bin/false"));
-        assert!(!blocks_amdgpu("# blacklist amdgpu"));
-        assert!(!blocks_amdgpu("blacklist amdgpu_extra"));
-        assert!(!blocks_amdgpu("options amdgpu ppfeaturemask=0xffffffff"));
-        assert!(!blocks_amdgpu(
-            "install amdgpu /sbin/modprobe --ignore-install amdgpu"
-        ));
+    fn a_command_line_blacklist_is_named_not_edited() {
         let cmd: Vec<String> = ["ro", "quiet", "modprobe.blacklist=nouveau,amdgpu"]
             .map(String::from)
             .to_vec();
-        assert_eq!(cmdline_blocks(&cmd), ["modprobe.blacklist=nouveau,amdgpu"]);
         let (a, notes) = plan_blacklist(&[], &[], &cmd, None, true);
         assert!(a.is_empty());
         assert!(notes[0].contains("remove it where it is set"), "{notes:?}");

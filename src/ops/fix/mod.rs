@@ -70,7 +70,7 @@ pub fn plan(ctx: &Ctx, req: &FixRequest) -> Result<FixPlan, Error> {
         actions.push(a);
     }
     let (blacklist, said) = blacklist(&host.root, facts, live);
-    let blacklisted = !blacklist.is_empty() || !said.is_empty();
+    let blacklisted = !facts.boot.amdgpu_blacklist.is_empty();
     actions.extend(blacklist);
     notes.extend(said);
     let dropin = host.root.read_text(crate::fix::GRUB_DROPIN).ok();
@@ -251,7 +251,7 @@ fn blacklist(
             .collect()
     };
     let etc = read("/etc/modprobe.d");
-    let packaged: Vec<_> = ["/run/modprobe.d", "/usr/lib/modprobe.d", "/lib/modprobe.d"]
+    let packaged: Vec<_> = crate::host::MODPROBE_DIRS[1..]
         .iter()
         .flat_map(|d| read(d))
         .collect();
