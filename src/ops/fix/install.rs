@@ -2,7 +2,6 @@
 //! `driver.amdgpu-version`, `docker.gpu-runtime`): the input of fix's printed install commands.
 
 use super::super::Ctx;
-use crate::error::Error;
 use crate::fix::Missing;
 use crate::host::{HostFacts, HostRoot};
 use crate::hostplan::HostPlan;
@@ -42,7 +41,7 @@ pub fn missing<'h>(
     f: &HostFacts,
     hp: &'h HostPlan<'h>,
     blacklisted: bool,
-) -> Result<Missing<'h>, Error> {
+) -> Missing<'h> {
     let mut m = Missing::default();
     let amd = f.amd_gpus().next().is_some() && !f.wsl && hp.mismatch.is_none();
     if let Some(t) = hp.target.rocm.as_ref().filter(|_| amd) {
@@ -102,5 +101,5 @@ pub fn missing<'h>(
         && !runtime
         && !nvidia_cdi
         && !c.docker_runtimes.iter().any(|r| r == "nvidia");
-    Ok(m)
+    m
 }

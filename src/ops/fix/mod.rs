@@ -96,7 +96,7 @@ pub fn plan(ctx: &Ctx, req: &FixRequest) -> Result<FixPlan, Error> {
     let (cdi, cdi_notes) = cdi::plan_cdi(&host.root, facts, root == FixRoot::Live);
     actions.extend(cdi);
     notes.extend(cdi_notes);
-    let missing = install::missing(ctx, &host.root, facts, &hp, blacklisted)?;
+    let missing = install::missing(ctx, &host.root, facts, &hp, blacklisted);
     let (install, said) = crate::fix::plan_install(facts.os.as_ref(), &missing);
     actions.extend(install);
     notes.extend(said);
