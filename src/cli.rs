@@ -38,10 +38,13 @@ pub enum Command {
     ///
     /// Plan concrete changes from doctor's findings and the host plan: the render and video groups for the user who
     /// runs the GPU work, and the override and visible-device variables in their login files (a wrong value replaced
-    /// in its line, the plan's values persisted in /etc/profile.d/rocmenv.sh). Each action shows the finding it
-    /// fixes, the exact change (a diff or a command), whether it needs root, a new login or a reboot, and its source.
-    /// Without --apply nothing changes. With --apply each edit is atomic and journalled (a tree's .rocmenv/fix/, or
-    /// /var/lib/rocmenv/fix/), a second --apply changes nothing, and --undo restores every file byte for byte.
+    /// in its line, the plan's values persisted in /etc/profile.d/rocmenv.sh), a udev rule for /dev/kfd and the
+    /// render nodes, an amdgpu blacklist line, kernel parameters, NUMA balancing, Docker's runtime and CDI specs.
+    /// Each action shows the finding it fixes, the exact change (a diff or a command), whether it needs root, a new
+    /// login or a reboot, and its source. Without --apply nothing changes. With --apply each edit is atomic and
+    /// journalled (a tree's .rocmenv/fix/, or /var/lib/rocmenv/fix/), a second --apply changes nothing, and --undo
+    /// restores every file byte for byte. Install commands (ROCm, amdgpu-dkms, nvidia-container-toolkit) are printed
+    /// for you to run, never run.
     ///
     /// Exit codes: 0 the plan was printed, applied or undone; 2 bad input (flags, a bundle to change, a file that
     /// is a link or changed since the plan); 3 a file, a command or the journal failed. An action that fails is not
@@ -360,6 +363,11 @@ pub struct FixArgs {
     /// user it recorded).
     #[arg(long, value_name = "NAME")]
     pub user: Option<String>,
+
+    /// Plan for this release (rocm-X.Y[.Z], cuda-X.Y, ngc-YY.MM), as doctor --target does: its variables, and the
+    /// install commands for what the host lacks. Default: the host's own (its installed ROCm, its driver).
+    #[arg(long, value_name = "TARGET")]
+    pub target: Option<TargetSpec>,
 
     /// Perform the plan (root for files under /etc and for group changes on a live host).
     #[arg(long, conflicts_with = "undo")]

@@ -360,6 +360,29 @@ fn amdgpu_not_loaded_fails_with_modprobe_and_falls_back_to_the_pci_id() {
     snapshot("amdgpu-not-loaded-rocm-6.2", &r);
 }
 
+/// The same host with `blacklist amdgpu` in /etc/modprobe.d: the failure names the file and line (what `rocmenv fix`
+/// removes); the tree without it says nothing of a blacklist.
+#[test]
+fn an_amdgpu_blacklist_is_named_with_its_file_and_line() {
+    let r = doctor("amdgpu-blacklisted", Some("rocm-6.2"));
+    let f = find(&r, "driver.amdgpu-loaded", None);
+    assert_eq!(f.status, Status::Fail);
+    assert!(f.summary.contains("blacklisted"), "{}", f.summary);
+    assert!(
+        f.detail
+            .as_deref()
+            .unwrap()
+            .contains("/etc/modprobe.d/blacklist-amdgpu.conf:1 `blacklist amdgpu`"),
+        "{:?}",
+        f.detail
+    );
+    assert!(f.fix.as_deref().unwrap().contains("rocmenv fix"));
+    let r = doctor("amdgpu-not-loaded", Some("rocm-6.2"));
+    assert!(!find(&r, "driver.amdgpu-loaded", None)
+        .summary
+        .contains("blacklisted"));
+}
+
 #[test]
 fn h100_x8_with_a_current_driver_passes() {
     let r = doctor("h100-x8-ubuntu2204", None);

@@ -219,10 +219,26 @@ fn links_bundles_and_changed_files_are_refused() {
 fn dockers_nvidia_runtime_is_configured_as_nvidia_ctk_does() {
     let t = copy_of("rtx4090-driver-535");
     let tree = t.path().to_str().unwrap();
-    // Without the runtime installed, nothing is planned and the plan says why.
+    // Without the runtime installed, no runtime entry is planned and the plan says why; NVIDIA's commands to install
+    // the toolkit are printed (a manual step: --apply never runs it).
     let o = rocmenv(&["fix", "--sysroot", tree, "--json"]);
     let plan: Value = serde_json::from_slice(&o.stdout).unwrap();
-    assert_eq!(plan["actions"].as_array().unwrap().len(), 0, "{plan:#}");
+    let actions = plan["actions"].as_array().unwrap();
+    assert_eq!(actions.len(), 1, "{plan:#}");
+    assert_eq!(actions[0]["id"], "fix.install");
+    assert_eq!(
+        actions[0]["fixes"],
+        serde_json::json!(["docker.gpu-runtime"])
+    );
+    assert_eq!(actions[0]["change"]["kind"], "manual");
+    assert_eq!(
+        actions[0]["change"]["commands"]
+            .as_array()
+            .unwrap()
+            .last()
+            .unwrap(),
+        "sudo apt-get install -y nvidia-container-toolkit"
+    );
     assert!(
         plan["notes"][0]
             .as_str()
@@ -303,4 +319,271 @@ fn kernel_parameters_and_numa_balancing_from_amds_mi300x_guide() {
     assert!(text.contains("nothing to fix"), "{text}");
     ok(&rocmenv(&["fix", "--sysroot", tree, "--undo"]));
     assert_eq!(tree_hash(t.path()), original);
+}
+
+/// The recorded mode and group of a device node in a copied tree (`.rocmenv/recorded.yaml`), changed.
+fn record_node(tree: &Path, node: &str, mode: &str, gid: u32) {
+    let p = tree.join(".rocmenv/recorded.yaml");
+    let text = std::fs::read_to_string(&p).unwrap();
+    let line = text
+        .lines()
+        .find(|l| l.trim_start().starts_with(&format!("{node}:")))
+        .unwrap()
+        .to_string();
+    let new = format!("  {node}: {{mode: \"{mode}\", uid: 0, gid: {gid}}}");
+    std::fs::write(&p, text.replace(&line, &new)).unwrap();
+}
+
+#[test]
+fn a_udev_rule_opens_nodes_only_root_may_use_and_bob_joins_render() {
+    let t = copy_of("user-not-in-render-group");
+    let tree = t.path().to_str().unwrap();
+    record_node(t.path(), "/dev/kfd", "0600", 0);
+    let original = tree_hash(t.path());
+    let o = rocmenv(&["fix", "--sysroot", tree, "--json"]);
+    let plan: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let ids: Vec<&str> = plan["actions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["id"].as_str().unwrap())
+        .collect();
+    // The rule gives /dev/kfd to render; bob, not in render, joins it (never `root`, the node's group now).
+    assert_eq!(ids, ["fix.udev", "fix.groups"], "{plan:#}");
+    assert_eq!(
+        plan["actions"][0]["fixes"],
+        serde_json::json!(["devices.kfd"])
+    );
+    assert_eq!(
+        plan["actions"][0]["change"]["path"],
+        "/etc/udev/rules.d/70-rocmenv-amdgpu.rules"
+    );
+    let text = ok(&rocmenv(&["fix", "--sysroot", tree]));
+    assert!(
+        text.contains("/dev/kfd is 0600 group root")
+            && text.contains("sudo udevadm control --reload-rules && sudo udevadm trigger"),
+        "{text}"
+    );
+    assert!(text.contains("     +render:x:109:bob"), "{text}");
+    assert_eq!(tree_hash(t.path()), original, "a dry run changed the tree");
+
+    let text = ok(&rocmenv(&["fix", "--sysroot", tree, "--apply"]));
+    assert!(text.contains("applied 2 action(s)"), "{text}");
+    let rule =
+        std::fs::read_to_string(t.path().join("etc/udev/rules.d/70-rocmenv-amdgpu.rules")).unwrap();
+    // AMD's rule for a group, with render as the group; nothing is run in a tree.
+    assert!(
+        rule.ends_with("KERNEL==\"kfd\", GROUP=\"render\", MODE=\"0660\"\nSUBSYSTEM==\"drm\", KERNEL==\"renderD*\", GROUP=\"render\", MODE=\"0660\"\n"),
+        "{rule}"
+    );
+    let applied = tree_hash(t.path());
+    let text = ok(&rocmenv(&["fix", "--sysroot", tree, "--apply"]));
+    assert!(
+        text.contains("is written already") && text.contains("nothing to fix"),
+        "{text}"
+    );
+    assert_eq!(
+        tree_hash(t.path()),
+        applied,
+        "a second --apply changed the tree"
+    );
+    let text = ok(&rocmenv(&["fix", "--sysroot", tree, "--undo"]));
+    assert!(
+        text.contains("removed /etc/udev/rules.d/70-rocmenv-amdgpu.rules")
+            && text.contains("restored /etc/group"),
+        "{text}"
+    );
+    assert_eq!(
+        tree_hash(t.path()),
+        original,
+        "--undo did not restore the tree"
+    );
+}
+
+#[test]
+fn an_amdgpu_blacklist_line_is_removed_and_every_other_line_kept() {
+    let t = copy_of("amdgpu-blacklisted");
+    let tree = t.path().to_str().unwrap();
+    // The fixture's file holds the one line; a second file keeps other settings around its own blacklist line.
+    let other = "# local settings\noptions snd_hda_intel power_save=1\nblacklist amdgpu # debugging a hang\nblacklist pcspkr\n";
+    let p = t.path().join("etc/modprobe.d/local.conf");
+    std::fs::write(&p, other).unwrap();
+    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o640)).unwrap();
+    let original = tree_hash(t.path());
+    assert!(statuses(tree, "driver").contains(&("driver.amdgpu-loaded".into(), "fail".into())));
+
+    let o = rocmenv(&["fix", "--sysroot", tree, "--json"]);
+    let plan: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let actions = plan["actions"].as_array().unwrap();
+    // Both files, in name order; no driver install, since the blacklist explains the unloaded module.
+    let paths: Vec<&str> = actions
+        .iter()
+        .map(|a| a["change"]["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        paths,
+        [
+            "/etc/modprobe.d/blacklist-amdgpu.conf",
+            "/etc/modprobe.d/local.conf"
+        ],
+        "{plan:#}"
+    );
+    assert!(actions.iter().all(|a| a["id"] == "fix.blacklist"));
+    let text = ok(&rocmenv(&["fix", "--sysroot", tree]));
+    // The initramfs step of Ubuntu's family, and modprobe named for the host (a tree runs nothing).
+    assert!(
+        text.contains("sudo update-initramfs -u") && text.contains("`sudo modprobe amdgpu`"),
+        "{text}"
+    );
+    assert!(!text.contains("run: modprobe"), "{text}");
+    assert_eq!(tree_hash(t.path()), original, "a dry run changed the tree");
+
+    ok(&rocmenv(&[
+        "fix",
+        "--sysroot",
+        tree,
+        "--only",
+        "fix.blacklist",
+        "--apply",
+    ]));
+    assert_eq!(
+        std::fs::read_to_string(t.path().join("etc/modprobe.d/blacklist-amdgpu.conf")).unwrap(),
+        ""
+    );
+    assert_eq!(
+        std::fs::read_to_string(&p).unwrap(),
+        "# local settings\noptions snd_hda_intel power_save=1\nblacklist pcspkr\n"
+    );
+    assert_eq!(
+        std::fs::metadata(&p).unwrap().permissions().mode() & 0o777,
+        0o640
+    );
+    let applied = tree_hash(t.path());
+    let text = ok(&rocmenv(&[
+        "fix",
+        "--sysroot",
+        tree,
+        "--only",
+        "fix.blacklist",
+        "--apply",
+    ]));
+    assert!(text.contains("nothing to fix"), "{text}");
+    assert_eq!(
+        tree_hash(t.path()),
+        applied,
+        "a second --apply changed the tree"
+    );
+    ok(&rocmenv(&["fix", "--sysroot", tree, "--undo"]));
+    assert_eq!(
+        tree_hash(t.path()),
+        original,
+        "--undo did not restore the tree"
+    );
+
+    // A blacklist on the kernel command line is named, never edited.
+    std::fs::write(
+        t.path().join("proc/cmdline"),
+        "BOOT_IMAGE=/boot/vmlinuz ro quiet modprobe.blacklist=amdgpu\n",
+    )
+    .unwrap();
+    let text = ok(&rocmenv(&["fix", "--sysroot", tree]));
+    assert!(
+        text.contains("`modprobe.blacklist=amdgpu` on the kernel command line"),
+        "{text}"
+    );
+}
+
+#[test]
+fn install_commands_are_printed_with_the_targets_version_and_never_run() {
+    // RHEL 9.4 with ROCm 6.2.0, against 6.2.4: AMD's dnf steps for 6.2.4 on 9.4.
+    let t = copy_of("rhel94-mi300x-x8");
+    let tree = t.path().to_str().unwrap();
+    let original = tree_hash(t.path());
+    let o = rocmenv(&["fix", "--sysroot", tree, "--target", "rocm-6.2.4", "--json"]);
+    let plan: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let install: Vec<&Value> = plan["actions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|a| a["id"] == "fix.install")
+        .collect();
+    assert_eq!(install.len(), 1, "{plan:#}");
+    assert_eq!(install[0]["fixes"], serde_json::json!(["rocm.installed"]));
+    assert_eq!(install[0]["change"]["kind"], "manual");
+    let commands: Vec<&str> = install[0]["change"]["commands"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c.as_str().unwrap())
+        .collect();
+    assert!(
+        commands.contains(&"sudo dnf install https://repo.radeon.com/amdgpu-install/6.2.4/rhel/9.4/amdgpu-install-6.2.60204-1.el9.noarch.rpm"),
+        "{commands:?}"
+    );
+    assert_eq!(commands.last(), Some(&"sudo dnf install rocm"));
+    // --apply performs nothing of it: no journal, no change, and the commands stay the user's.
+    let text = ok(&rocmenv(&[
+        "fix",
+        "--sysroot",
+        tree,
+        "--target",
+        "rocm-6.2.4",
+        "--apply",
+    ]));
+    assert!(
+        text.contains("     $ sudo dnf install rocm") && text.contains("rocmenv never runs them"),
+        "{text}"
+    );
+    assert_eq!(
+        tree_hash(t.path()),
+        original,
+        "an install was performed in a tree"
+    );
+    assert!(!t.path().join(".rocmenv/fix").exists());
+
+    // A host without ROCm or amdgpu-dkms, Ubuntu 22.04: AMD's apt steps for the named release.
+    let t = copy_of("amdgpu-not-loaded");
+    let tree = t.path().to_str().unwrap();
+    std::fs::remove_dir_all(t.path().join("opt")).unwrap();
+    let _ = std::fs::remove_dir_all(t.path().join("usr/bin"));
+    let text = ok(&rocmenv(&[
+        "fix",
+        "--sysroot",
+        tree,
+        "--target",
+        "rocm-6.1.2",
+    ]));
+    assert!(
+        text.contains("wget https://repo.radeon.com/amdgpu-install/6.1.2/ubuntu/jammy/amdgpu-install_6.1.60102-1_all.deb")
+            && text.contains("$ sudo apt install amdgpu-dkms rocm"),
+        "{text}"
+    );
+
+    // A release string with a shell metacharacter never reaches a command: one line, exit 2.
+    let o = rocmenv(&["fix", "--sysroot", tree, "--target", "rocm-6.2;reboot"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("is not a version") && err.trim().lines().count() == 1,
+        "{err}"
+    );
+    // Nor does an os-release codename that is not a plain word: a note instead of the commands.
+    let os = std::fs::read_to_string(t.path().join("etc/os-release")).unwrap();
+    std::fs::write(
+        t.path().join("etc/os-release"),
+        os.replace("UBUNTU_CODENAME=jammy", "UBUNTU_CODENAME=\"jammy;reboot\""),
+    )
+    .unwrap();
+    let text = ok(&rocmenv(&[
+        "fix",
+        "--sysroot",
+        tree,
+        "--target",
+        "rocm-6.1.2",
+    ]));
+    assert!(!text.contains("reboot/"), "{text}");
+    assert!(
+        text.contains("is not a plain codename, so it is not put into a command"),
+        "{text}"
+    );
 }

@@ -40,6 +40,12 @@ fn amdgpu_loaded(cx: &Context) -> Finding {
             }
             Finding::new(ID, AREA, Status::Pass, format!("{kind} is loaded"))
         }
+        _ if !cx.facts.boot.amdgpu_blacklist.is_empty() => {
+            let at = cx.facts.boot.amdgpu_blacklist.join("; ");
+            Finding::new(ID, AREA, Status::Fail, "the amdgpu kernel module is not loaded: it is blacklisted")
+                .detail(format!("blacklisted by {at}; without amdgpu there is no /dev/kfd and rocminfo says `ROCk module is NOT loaded`"))
+                .fix("remove the blacklist (`rocmenv fix` removes it from /etc/modprobe.d and says where else it is), then sudo modprobe amdgpu")
+        }
         _ => Finding::new(ID, AREA, Status::Fail, "the amdgpu kernel module is not loaded")
             .detail("without amdgpu there is no /dev/kfd and rocminfo says `ROCk module is NOT loaded`")
             .fix("sudo modprobe amdgpu; if it refuses, check `sudo dmesg | grep -i amdgpu`, remove any `blacklist amdgpu` in /etc/modprobe.d, or install the driver: sudo amdgpu-install --usecase=dkms"),

@@ -28,6 +28,7 @@ pub fn exec(o: FixArgs, ctx: &Ctx, out: &mut dyn Write) -> Result<i32, Error> {
         &FixRequest {
             only: o.only,
             user: o.user,
+            target: o.target,
         },
     )?;
     let applied = if o.apply {

@@ -19,7 +19,7 @@ pub fn plan_docker_runtime(
     runtime_installed: bool,
 ) -> Result<Action, String> {
     if !runtime_installed {
-        return Err("docker runtime: nvidia-container-runtime is not installed; install nvidia-container-toolkit (NVIDIA's installation guide for the distribution), then run `rocmenv fix` again".into());
+        return Err("docker runtime: nvidia-container-runtime is not installed; install nvidia-container-toolkit (fix.install prints NVIDIA's commands), then run `rocmenv fix` again".into());
     }
     let mut doc: Map<String, Value> = match current.map(str::trim) {
         None | Some("") => Map::new(),

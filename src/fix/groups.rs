@@ -74,7 +74,11 @@ pub fn plan_groups(
         if user.can_open(node) != Some(false) {
             continue;
         }
-        let Some((name, _, _)) = table.iter().find(|(_, g, _)| Some(*g) == node.gid) else {
+        // Only AMD's groups: a node of another group (`root`) is the udev rule's to fix, never a membership.
+        let Some((name, _, _)) = table
+            .iter()
+            .find(|(n, g, _)| Some(*g) == node.gid && AMD_GROUPS.contains(&n.as_str()))
+        else {
             continue;
         };
         if !fixes.iter().any(|f| f == id) {
@@ -224,6 +228,14 @@ mod tests {
         )
         .is_none());
         assert!(TargetUser::from_files("carol", PASSWD, g).is_none());
+        // A node only root's group may open is not fixed by joining `root`.
+        assert!(plan_groups(
+            &bob,
+            &[("devices.kfd", &node("/dev/kfd", "0660", 0))],
+            "root:x:0:\nvideo:x:44:\nrender:x:109:\n",
+            true
+        )
+        .is_none());
         // Members are appended after a comma, and a file without a final newline keeps its end.
         assert_eq!(
             with_members("render:x:109:alice", &["render".into()], "bob"),

@@ -3,19 +3,25 @@
 //! and the vendor's page it follows. Planning is pure: the files' texts and the facts go in, actions come out; applying
 //! them (atomically, with a journal `--undo` reads) is ops' work.
 
+mod blacklist;
 mod boot;
 mod cdi;
 mod docker;
 mod groups;
+mod install;
 mod profile;
+mod udev;
 
+pub use blacklist::{initramfs_command, plan_blacklist, ModprobeFile};
 pub use boot::{plan_kernel_params, plan_numa_balancing, GRUB_DROPIN, SYSCTL_CONF};
 pub use cdi::{
     amd_spec, plan_amd_cdi, plan_nvidia_cdi, CdiGpu, CdiNode, AMD_CDI_PATH, NVIDIA_CDI_PATH,
 };
 pub use docker::{plan_docker_runtime, DAEMON_JSON};
 pub use groups::{plan_groups, TargetUser};
+pub use install::{plan_install, Missing};
 pub use profile::{plan_profiles, ProfileFile, PERSIST};
+pub use udev::{plan_udev, udev_rule_text, UDEV_RULE};
 
 use serde::Serialize;
 use std::path::PathBuf;
@@ -51,6 +57,11 @@ pub enum Change {
         /// Run in order to undo it.
         undo: Vec<Vec<String>>,
     },
+    /// Shell commands for the user to run (installing packages): printed, never run, never journalled.
+    Manual {
+        /// Each a shell line, in order.
+        commands: Vec<String>,
+    },
 }
 
 impl Change {
@@ -75,7 +86,17 @@ impl Change {
                 "run: {}",
                 shlex::try_join(argv.iter().map(String::as_str)).unwrap_or_default()
             )],
+            Change::Manual { commands } => {
+                let mut out = vec!["for you to run (rocmenv does not run these):".to_string()];
+                out.extend(commands.iter().map(|c| format!("  $ {c}")));
+                out
+            }
         }
+    }
+
+    /// Whether `--apply` performs it (a manual step is only printed).
+    pub fn applies(&self) -> bool {
+        !matches!(self, Change::Manual { .. })
     }
 }
 

@@ -73,6 +73,11 @@ pub struct BootFacts {
     pub secure_boot: Option<bool>,
     /// The firmware versions amdgpu loaded, per AMD GPU.
     pub firmware: Vec<GpuFirmware>,
+    /// Where amdgpu is blacklisted: `FILE:LINE` with the line for each modprobe.d line (modprobe.d(5)), and each
+    /// kernel parameter as `the kernel command line: PARAM`. Only doctor's driver check and fix read it, so it stays
+    /// out of the JSON (and its schema).
+    #[serde(skip)]
+    pub amdgpu_blacklist: Vec<String>,
 }
 
 /// The kernel that boots next, and how that was found.

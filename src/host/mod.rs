@@ -8,7 +8,8 @@ mod session;
 
 pub use facts::*;
 pub use probe::{
-    parse_groups, probe, ProbeOptions, FIRMWARE_COMPONENTS, GPU_ENV, SECURE_BOOT_VAR, TOOLS,
+    parse_groups, probe, ProbeOptions, FIRMWARE_COMPONENTS, GPU_ENV, MODPROBE_DIRS,
+    SECURE_BOOT_VAR, TOOLS,
 };
 pub use root::{Asked, HostRoot, ReadError, Recording, Seen, MAX_READ};
 pub use session::{

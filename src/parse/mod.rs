@@ -6,6 +6,7 @@ pub mod grub;
 pub mod image_probe;
 pub mod kernel;
 pub mod kfd;
+pub mod modprobe;
 pub mod nvidia_proc;
 pub mod nvidia_smi;
 pub mod nvidia_smi_xml;
@@ -25,6 +26,7 @@ mod robustness {
         let _ = kernel::parse_kernel_release(s);
         let _ = grub::select(&grub::menu_entries(s), "0");
         let _ = grub::assignments(s);
+        let _ = modprobe::blocks_amdgpu(s);
         let _ = grub::kernel_of_linux_line(s);
         let _ = kernel::kernel_release_from_proc_version(s);
         let _ = os_release::parse_os_release(s).point_release();

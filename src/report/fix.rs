@@ -87,18 +87,32 @@ pub fn render_fix(
     for n in &p.notes {
         writeln!(out, "- skipped {n}")?;
     }
+    let manual = p.actions.iter().filter(|a| !a.change.applies()).count();
+    let yours = if manual > 0 {
+        format!(
+            "; the commands of {manual} action(s) above are yours to run: rocmenv never runs them"
+        )
+    } else {
+        String::new()
+    };
     match outcome {
         FixOutcome::Planned if p.actions.is_empty() => writeln!(out, "nothing to fix"),
+        FixOutcome::Planned if manual == p.actions.len() => {
+            writeln!(out, "nothing for rocmenv to change{yours}")
+        }
         FixOutcome::Planned => writeln!(
             out,
-            "dry run: nothing changed; `rocmenv fix --apply` performs the plan"
+            "dry run: nothing changed; `rocmenv fix --apply` performs the plan{yours}"
         ),
+        FixOutcome::Applied(a) if a.done.is_empty() && manual > 0 => {
+            writeln!(out, "nothing changed{yours}")
+        }
         FixOutcome::Applied(a) if a.done.is_empty() => {
             writeln!(out, "nothing to fix: nothing changed")
         }
         FixOutcome::Applied(a) => writeln!(
             out,
-            "applied {} action(s); journal {}; `rocmenv fix --undo` reverts them",
+            "applied {} action(s); journal {}; `rocmenv fix --undo` reverts them{yours}",
             a.done.len(),
             a.journal.as_deref().unwrap_or("-")
         ),

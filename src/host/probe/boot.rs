@@ -1,7 +1,8 @@
 //! The boot: `/proc/cmdline`, NUMA balancing, the amdgpu module's parameters, the kernel that boots next and the GPU
 //! modules it has, the UEFI Secure Boot variable, and the firmware versions amdgpu loaded. One read per file; the
 //! only directories listed are `/sys/module/amdgpu/parameters`, `/boot` (when GRUB names no kernel),
-//! `/boot/loader/entries` (BLS hosts) and `/var/lib/dkms/amdgpu`.
+//! `/boot/loader/entries` (BLS hosts), `/var/lib/dkms/amdgpu` and, on hosts with an AMD GPU, the modprobe.d
+//! directories (for an amdgpu blacklist).
 
 use crate::host::facts::*;
 use crate::host::root::HostRoot;
@@ -57,6 +58,47 @@ pub(super) fn probe_boot(root: &HostRoot, f: &mut HostFacts) {
     }
     probe_modules(root, f);
     probe_firmware(root, f);
+    probe_blacklist(root, f);
+}
+
+/// The directories modprobe reads, in modprobe.d(5)'s order.
+pub const MODPROBE_DIRS: [&str; 4] = [
+    "/etc/modprobe.d",
+    "/run/modprobe.d",
+    "/usr/lib/modprobe.d",
+    "/lib/modprobe.d",
+];
+
+/// Where amdgpu is blacklisted, on a host with an AMD GPU: the modprobe.d lines and the kernel parameters.
+fn probe_blacklist(root: &HostRoot, f: &mut HostFacts) {
+    use crate::parse::modprobe::{blocks_amdgpu, cmdline_blocks};
+    if f.amd_gpus().next().is_none() {
+        return;
+    }
+    let mut found = Vec::new();
+    for dir in MODPROBE_DIRS {
+        let mut names = root.list(dir).unwrap_or_default();
+        names.sort();
+        for n in names.iter().filter(|n| n.ends_with(".conf")) {
+            let path = format!("{dir}/{n}");
+            let Ok(text) = root.read_text(&path) else {
+                continue;
+            };
+            found.extend(
+                text.lines()
+                    .enumerate()
+                    .filter(|(_, l)| blocks_amdgpu(l))
+                    .map(|(i, l)| format!("{path}:{} `{}`", i + 1, l.trim())),
+            );
+        }
+    }
+    let cmdline = f.boot.cmdline.clone().unwrap_or_default();
+    found.extend(
+        cmdline_blocks(&cmdline)
+            .into_iter()
+            .map(|p| format!("the kernel command line: `{p}`")),
+    );
+    f.boot.amdgpu_blacklist = found;
 }
 
 fn probe_secure_boot(root: &HostRoot, f: &mut HostFacts) {

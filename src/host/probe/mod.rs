@@ -23,7 +23,7 @@ use health::*;
 use installs::*;
 use system::*;
 
-pub use boot::{FIRMWARE_COMPONENTS, SECURE_BOOT_VAR};
+pub use boot::{FIRMWARE_COMPONENTS, MODPROBE_DIRS, SECURE_BOOT_VAR};
 
 /// How far the probe goes.
 #[derive(Debug, Clone, Default)]

@@ -159,7 +159,7 @@ fn make_dirs(dir: &Path) -> Result<Vec<PathBuf>, Error> {
 /// Performs `plan` on its root, journalling each step.
 pub fn apply(plan: &FixPlan) -> Result<Applied, Error> {
     let base = base(&plan.root)?;
-    if plan.actions.is_empty() {
+    if !plan.actions.iter().any(|a| a.change.applies()) {
         return Ok(Applied::default());
     }
     let dir = journal_dir(&plan.root, &base);
@@ -184,6 +184,8 @@ pub fn apply(plan: &FixPlan) -> Result<Applied, Error> {
                 argv: argv.clone(),
                 undo: undo.clone(),
             }),
+            // Printed for the user, never run.
+            Change::Manual { .. } => continue,
         };
         let entry = match step {
             Ok(e) => e,
