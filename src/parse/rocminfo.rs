@@ -31,6 +31,8 @@ pub struct RocmAgent {
     pub compute_units: Option<u32>,
     /// `Node:`, the KFD topology node.
     pub node: Option<u32>,
+    /// `Chip ID:`, the PCI device id (`29772(0x744c)` → 0x744c); 0 for CPUs.
+    pub chip_id: Option<u32>,
 }
 
 /// A failure `rocminfo` printed.
@@ -221,6 +223,7 @@ fn read_agent_key(agent: &mut RocmAgent, seen: &mut Vec<&'static str>, key: &str
         "Uuid" => "Uuid",
         "Compute Unit" => "Compute Unit",
         "Node" => "Node",
+        "Chip ID" => "Chip ID",
         _ => return,
     };
     // The first occurrence wins, so a stray ISA `Name:` in a mangled paste can't override it.
@@ -238,6 +241,7 @@ fn read_agent_key(agent: &mut RocmAgent, seen: &mut Vec<&'static str>, key: &str
         "Device Type" => agent.device_type = text,
         "Uuid" => agent.uuid = text,
         "Compute Unit" => agent.compute_units = leading_u32(value),
+        "Chip ID" => agent.chip_id = leading_u32(value).filter(|&c| c > 0 && c <= 0xffff),
         _ => agent.node = leading_u32(value),
     }
 }
