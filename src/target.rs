@@ -349,7 +349,11 @@ fn cuda_for_host<'m>(m: &'m Matrices, facts: &HostFacts) -> Option<CudaTarget<'m
         (true, Some(w)) => w.clone(),
         _ => r.min_driver_linux.clone(),
     };
-    let whose = if windows { "the Windows driver" } else { "the driver" };
+    let whose = if windows {
+        "the Windows driver"
+    } else {
+        "the driver"
+    };
     let pick = match &driver {
         Some(d) => m
             .cuda

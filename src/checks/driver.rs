@@ -193,7 +193,11 @@ fn nvidia(cx: &Context) -> Finding {
             },
         ),
     };
-    let whose = if d.from_windows { "Windows NVIDIA driver" } else { "NVIDIA driver" };
+    let whose = if d.from_windows {
+        "Windows NVIDIA driver"
+    } else {
+        "NVIDIA driver"
+    };
     if have >= need {
         return Finding::new(
             NVIDIA_ID,

@@ -96,7 +96,8 @@ fn known_wsl_releases(cx: &Context) -> String {
 
 fn rocm_support(cx: &Context) -> Vec<Finding> {
     let amd: Vec<&Gpu> = cx.facts.amd_gpus().filter(|g| is_dxg(g)).collect();
-    let wants_rocm = cx.facts.rocm.is_some() || !amd.is_empty() || cx.facts.evidence.rocminfo.is_some();
+    let wants_rocm =
+        cx.facts.rocm.is_some() || !amd.is_empty() || cx.facts.evidence.rocminfo.is_some();
     if !wants_rocm {
         return vec![];
     }
@@ -122,7 +123,11 @@ fn rocm_support(cx: &Context) -> Vec<Finding> {
 
 /// What AMD names for a WSL release: driver, distributions, GPUs, PyTorch.
 fn wsl_terms(w: &WslRelease) -> String {
-    let distros: Vec<String> = w.distros.iter().map(|d| format!("{} {}", d.id, d.version)).collect();
+    let distros: Vec<String> = w
+        .distros
+        .iter()
+        .map(|d| format!("{} {}", d.id, d.version))
+        .collect();
     format!(
         "AMD's ROCm {} on WSL: Windows driver AMD Software: Adrenalin Edition {} (the WSL edition); {}; GPUs: {}{}",
         w.release,
@@ -142,7 +147,8 @@ fn judge_gpu(cx: &Context, w: &WslRelease, g: &Gpu) -> Finding {
     let listed = w.lists_gpu(&name);
     let distro_ok = cx.facts.os.as_ref().is_some_and(|o| {
         w.distros.iter().any(|d| {
-            o.id.as_deref() == Some(d.id.as_str()) && o.version_id.as_deref() == Some(d.version.as_str())
+            o.id.as_deref() == Some(d.id.as_str())
+                && o.version_id.as_deref() == Some(d.version.as_str())
         })
     });
     let f = if listed {
@@ -150,19 +156,37 @@ fn judge_gpu(cx: &Context, w: &WslRelease, g: &Gpu) -> Finding {
             .detail(format!("{}. The Windows driver's version cannot be read from inside WSL: check it in AMD Software", wsl_terms(w)))
     } else {
         let why = match g.gfx {
-            Some(t) if !w.gfx.contains(&t) => format!("its target {t} is not one ROCm {} supports on WSL ({})", w.release, join(&w.gfx)),
+            Some(t) if !w.gfx.contains(&t) => format!(
+                "its target {t} is not one ROCm {} supports on WSL ({})",
+                w.release,
+                join(&w.gfx)
+            ),
             Some(t) => format!("AMD lists only some {t} models for WSL"),
             None => "its gfx target is unknown".to_string(),
         };
-        Finding::new(ROCM_ID, AREA, Status::Fail, format!("{label} is not on AMD's ROCm {} on WSL list: {why}", w.release))
-            .detail(format!("{}. HSA_OVERRIDE_GFX_VERSION does not help: WSL uses the Windows driver", wsl_terms(w)))
-            .fix("use a GPU on AMD's list, or run ROCm on native Linux")
+        Finding::new(
+            ROCM_ID,
+            AREA,
+            Status::Fail,
+            format!(
+                "{label} is not on AMD's ROCm {} on WSL list: {why}",
+                w.release
+            ),
+        )
+        .detail(format!(
+            "{}. HSA_OVERRIDE_GFX_VERSION does not help: WSL uses the Windows driver",
+            wsl_terms(w)
+        ))
+        .fix("use a GPU on AMD's list, or run ROCm on native Linux")
     };
     let f = f.subject(g.pci_address.clone());
     match (distro_ok, f.status) {
         (false, Status::Pass) => Finding {
             status: Status::Warn,
-            summary: format!("{}; but this WSL distribution is not one AMD lists for it", f.summary),
+            summary: format!(
+                "{}; but this WSL distribution is not one AMD lists for it",
+                f.summary
+            ),
             ..f
         },
         _ => f,
@@ -202,7 +226,10 @@ fn nvidia_driver(cx: &Context) -> Option<Finding> {
             _ => None,
         };
     }
-    let names = crate::text::counted(gpus.iter().map(|g| g.name.clone().unwrap_or_else(|| "unknown GPU".into())));
+    let names = crate::text::counted(
+        gpus.iter()
+            .map(|g| g.name.clone().unwrap_or_else(|| "unknown GPU".into())),
+    );
     let f = match d {
         Some(d) => Finding::new(NVIDIA_ID, AREA, Status::Pass, format!("{names} through /dev/dxg; the Windows driver is {}", d.version))
             .detail(format!("{} (the driver WSL's libraries in /usr/lib/wsl/lib come from); CUDA's Windows driver column and NGC's driver floors are judged against it", crate::host::WSL_NVIDIA_SMI)),
@@ -213,5 +240,8 @@ fn nvidia_driver(cx: &Context) -> Option<Finding> {
 }
 
 fn join(t: &[crate::gfx::GfxTarget]) -> String {
-    t.iter().map(|t| t.to_string()).collect::<Vec<_>>().join(", ")
+    t.iter()
+        .map(|t| t.to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
 }

@@ -165,12 +165,19 @@ fn rocm_wsl(w: &WslRelease, origin: &str, out: &mut dyn Write) -> io::Result<()>
     row(
         out,
         "gfx",
-        w.gfx.iter().map(|t| t.to_string()).collect::<Vec<_>>().join(", "),
+        w.gfx
+            .iter()
+            .map(|t| t.to_string())
+            .collect::<Vec<_>>()
+            .join(", "),
     )?;
     row(
         out,
         "windows driver",
-        format!("AMD Software: Adrenalin Edition {} (WSL edition)", w.windows_driver),
+        format!(
+            "AMD Software: Adrenalin Edition {} (WSL edition)",
+            w.windows_driver
+        ),
     )?;
     let distros: Vec<String> = w
         .distros
