@@ -465,6 +465,18 @@ fn wsl2_is_recognised_and_the_kernel_matrix_skipped() {
     snapshot("wsl2-rx6800xt-rocm-6.1", &r);
 }
 
+/// Issue 34: the WSL trees with a GPU, found through what WSL exposes (rocminfo; /usr/lib/wsl/lib/nvidia-smi).
+/// tests/wsl.rs asserts the findings; the snapshots keep the whole report.
+#[test]
+fn wsl2_trees_with_a_gpu() {
+    let r = doctor("wsl2-rx7900gre", None);
+    assert_eq!(status(&r, "wsl.rocm-support"), Status::Pass);
+    snapshot("wsl2-rx7900gre", &r);
+    let r = doctor("wsl2-rtx3060", None);
+    assert_eq!(status(&r, "wsl.nvidia-driver"), Status::Pass);
+    snapshot("wsl2-rtx3060", &r);
+}
+
 #[test]
 fn a_box_with_no_gpu_fails_gpu_present() {
     let r = doctor("no-gpu-debian12", None);
