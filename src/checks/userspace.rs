@@ -67,6 +67,19 @@ fn rocm(cx: &Context) -> Finding {
             ),
         );
     };
+    // Under WSL, AMD's WSL release of the target's series is the install to have: the Linux one does not run there.
+    let wsl_release = cx.facts.wsl && cx.matrices.rocm.wsl.iter().any(|w| w.release == v);
+    if wsl_release && v.major() == r.version.major() && v.minor() == r.version.minor() {
+        return Finding::new(
+            ID,
+            AREA,
+            Status::Pass,
+            format!(
+                "ROCm {v}, AMD's ROCm-on-WSL release, is installed at {}; the Linux tables of its series are {}'s",
+                primary.path, r.version
+            ),
+        );
+    }
     if v == r.version {
         let mut f = Finding::new(
             ID,
@@ -96,8 +109,12 @@ fn rocm(cx: &Context) -> Finding {
             .filter(|x| x.version.major() == v.major() && x.version.minor() == v.minor())
             .map(|x| x.version.to_string())
             .collect();
+        let what = match cx.matrices.rocm.wsl.iter().any(|w| w.release == v) {
+            true => format!("is AMD's ROCm-on-WSL release (`rocmenv matrix rocm {v}`), not in the matrices' Linux tables"),
+            false => "itself is not in the matrices".to_string(),
+        };
         format!(
-            "; the installed ROCm {v} itself is not in the matrices ({})",
+            "; the installed ROCm {v} {what} ({})",
             if series.is_empty() {
                 format!("nor is any {} release", v.short())
             } else {

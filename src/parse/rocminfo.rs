@@ -283,6 +283,21 @@ mod tests {
             .collect()
     }
 
+    /// Issue 34: under WSL rocminfo is the only thing that names an AMD GPU; its Chip ID is the PCI device id.
+    #[test]
+    fn wsl2_rx7900gre_names_its_gpu_and_chip_id() {
+        let r = parse_rocminfo(capture!(
+            "rocminfo_wsl2_rx7900gre_gfx1100_rocm6.3.0_ubuntu24.04.txt"
+        ));
+        assert!(r.errors.is_empty(), "{:?}", r.errors);
+        assert_eq!(gpu_names(&r), vec!["gfx1100"]);
+        let g = r.info.gpus().next().unwrap();
+        assert_eq!(g.marketing_name.as_deref(), Some("AMD Radeon RX 7900 GRE"));
+        assert_eq!(g.chip_id, Some(0x744c));
+        // A CPU agent's `0(0x0)` is no id.
+        assert_eq!(r.info.agents[0].chip_id, None);
+    }
+
     #[test]
     fn mi300x_x4() {
         let r = parse_rocminfo(capture!("rocminfo_mi300x_x4.txt"));
