@@ -261,3 +261,41 @@ fn env_dockerfile_and_run_follow_the_wsl_release() {
         "{err}"
     );
 }
+
+/// `run --print` on the WSL trees: the NVIDIA GPU is handed over with `--gpus` (the NVIDIA container toolkit works
+/// under WSL), and an AMD GPU behind /dev/dxg is refused with why, not mapped as /dev/kfd.
+#[test]
+fn run_print_maps_the_wsl_nvidia_gpu_and_refuses_dxg_for_amd() {
+    let o = rocmenv(&[
+        "run",
+        "--print",
+        "--sysroot",
+        fixture("wsl2-rtx3060").to_str().unwrap(),
+        "--image",
+        "nvcr.io/nvidia/pytorch:24.05-py3",
+        "--",
+        "python",
+        "-c",
+        "1",
+    ]);
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert!(out.contains("--gpus=all"), "{out}");
+    assert!(err.contains("maps GPU 0 (NVIDIA GeForce RTX 3060"), "{err}");
+    let o = rocmenv(&[
+        "run",
+        "--print",
+        "--sysroot",
+        fixture("wsl2-rx7900gre").to_str().unwrap(),
+        "--image",
+        "rocm/pytorch:rocm6.1_ubuntu22.04_py3.10_pytorch_2.1.2",
+        "--",
+        "python",
+        "-c",
+        "1",
+    ]);
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(125), "{out}{err}");
+    assert!(out.is_empty(), "{out}");
+    assert!(err.contains("/dev/dxg") && !err.contains("--device=/dev/kfd"), "{err}");
+}
