@@ -703,11 +703,18 @@ fn the_installed_release_is_named_exactly_in_the_fix() {
     let r = doctor("wsl2-rx6800xt", Some("rocm-6.1"));
     let f = find(&r, "rocm.installed", None);
     assert_eq!(f.status, Status::Pass, "{}", f.summary);
-    assert!(f.summary.contains("6.1.3, AMD's ROCm-on-WSL release"), "{}", f.summary);
+    assert!(
+        f.summary.contains("6.1.3, AMD's ROCm-on-WSL release"),
+        "{}",
+        f.summary
+    );
     let r = doctor("wsl2-rx6800xt", Some("rocm-6.2"));
     let f = find(&r, "rocm.installed", None);
     let fix = f.fix.as_deref().unwrap();
-    assert!(fix.contains("the installed ROCm 6.1.3 is AMD's ROCm-on-WSL release"), "{fix}");
+    assert!(
+        fix.contains("the installed ROCm 6.1.3 is AMD's ROCm-on-WSL release"),
+        "{fix}"
+    );
     assert!(
         !fix.contains("--target rocm-6.1 ") && !fix.ends_with("--target rocm-6.1"),
         "{fix}"

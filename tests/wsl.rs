@@ -297,5 +297,8 @@ fn run_print_maps_the_wsl_nvidia_gpu_and_refuses_dxg_for_amd() {
     let (out, err) = text(&o);
     assert_eq!(o.status.code(), Some(125), "{out}{err}");
     assert!(out.is_empty(), "{out}");
-    assert!(err.contains("/dev/dxg") && !err.contains("--device=/dev/kfd"), "{err}");
+    assert!(
+        err.contains("/dev/dxg") && !err.contains("--device=/dev/kfd"),
+        "{err}"
+    );
 }
