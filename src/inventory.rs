@@ -32,7 +32,11 @@ pub fn identify_gpus(m: &Matrices, f: &mut HostFacts) {
         let Some(model) = m.gpu_by_pci(g.vendor, &g.device_id) else {
             continue;
         };
-        g.name = Some(model.name.clone());
+        // Under WSL the tool that found the GPU named it (`AMD Radeon RX 7900 GRE`); a PCI id shared by several
+        // models (0x744c: 7900 XTX, XT and GRE) would name it less well.
+        if !(host::is_dxg(g) && g.name.is_some()) {
+            g.name = Some(model.name.clone());
+        }
         match g.vendor {
             Vendor::Nvidia => g.compute_capability = model.compute_capability.clone(),
             Vendor::Amd => {

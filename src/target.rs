@@ -214,6 +214,11 @@ fn auto<'m>(m: &'m Matrices, facts: &HostFacts) -> Target<'m> {
 /// The ROCm installed on the host, when the matrices know it: what its work runs against.
 fn installed_rocm<'m>(m: &'m Matrices, facts: &HostFacts) -> Option<RocmTarget<'m>> {
     facts.rocm.as_ref().and_then(|i| {
+        if facts.wsl {
+            if let Some(t) = installed_wsl_rocm(m, i) {
+                return Some(t);
+            }
+        }
         let release = m.rocm_release(i.version.as_str())?;
         let why = if release.version.to_string() == i.version.as_str() {
             format!("the ROCm installed at {}", i.path)
@@ -224,6 +229,24 @@ fn installed_rocm<'m>(m: &'m Matrices, facts: &HostFacts) -> Option<RocmTarget<'
             )
         };
         Some(RocmTarget { release, why })
+    })
+}
+
+/// Under WSL, an installed ROCm-on-WSL release the Linux tables do not list (6.1.3): the newest Linux release of its
+/// series stands in for its libraries; the GPUs are judged against the WSL record (`wsl.rocm-support`).
+fn installed_wsl_rocm<'m>(m: &'m Matrices, i: &crate::host::RocmInstall) -> Option<RocmTarget<'m>> {
+    let w = m.wsl_release(i.version.as_str())?;
+    if m.rocm_release(i.version.as_str()).is_some() {
+        return None;
+    }
+    let series = format!("{}.{}", w.release.major(), w.release.minor());
+    let release = m.rocm_release(&series)?;
+    Some(RocmTarget {
+        release,
+        why: format!(
+            "the ROCm installed at {} ({}, AMD's ROCm-on-WSL release; the Linux tables of its series are {}'s)",
+            i.path, i.version, release.version
+        ),
     })
 }
 
@@ -319,7 +342,18 @@ fn cuda_for_host<'m>(m: &'m Matrices, facts: &HostFacts) -> Option<CudaTarget<'m
         .filter_map(|g| g.compute_capability.clone())
         .collect();
     let driver = facts.nvidia_driver.as_ref().map(|d| d.version.clone());
+    let windows = facts.nvidia_driver.as_ref().is_some_and(|d| d.from_windows);
     let fits = |r: &&CudaRelease| ccs.iter().all(|cc| r.compute_capabilities.contains(cc));
+    // Under WSL the driver is Windows', judged by Table 3's Windows column where it has one.
+    let floor = |r: &CudaRelease| match (windows, &r.min_driver_windows) {
+        (true, Some(w)) => w.clone(),
+        _ => r.min_driver_linux.clone(),
+    };
+    let whose = if windows {
+        "the Windows driver"
+    } else {
+        "the driver"
+    };
     let pick = match &driver {
         Some(d) => m
             .cuda
@@ -327,8 +361,8 @@ fn cuda_for_host<'m>(m: &'m Matrices, facts: &HostFacts) -> Option<CudaTarget<'m
             .iter()
             .rev()
             .filter(fits)
-            .find(|r| &r.min_driver_linux <= d)
-            .map(|r| (r, format!("newest CUDA the driver {d} runs"))),
+            .find(|r| &floor(r) <= d)
+            .map(|r| (r, format!("newest CUDA {whose} {d} runs"))),
         None => None,
     }
     .or_else(|| {

@@ -25,7 +25,7 @@ fn fixtures() -> Vec<String> {
         })
         .collect();
     names.sort();
-    assert_eq!(names.len(), 20, "{names:?}");
+    assert_eq!(names.len(), 22, "{names:?}");
     names
 }
 

@@ -488,6 +488,18 @@ fn wsl2_is_recognised_and_the_kernel_matrix_skipped() {
     snapshot("wsl2-rx6800xt-rocm-6.1", &r);
 }
 
+/// Issue 34: the WSL trees with a GPU, found through what WSL exposes (rocminfo; /usr/lib/wsl/lib/nvidia-smi).
+/// tests/wsl.rs asserts the findings; the snapshots keep the whole report.
+#[test]
+fn wsl2_trees_with_a_gpu() {
+    let r = doctor("wsl2-rx7900gre", None);
+    assert_eq!(status(&r, "wsl.rocm-support"), Status::Pass);
+    snapshot("wsl2-rx7900gre", &r);
+    let r = doctor("wsl2-rtx3060", None);
+    assert_eq!(status(&r, "wsl.nvidia-driver"), Status::Pass);
+    snapshot("wsl2-rtx3060", &r);
+}
+
 #[test]
 fn a_box_with_no_gpu_fails_gpu_present() {
     let r = doctor("no-gpu-debian12", None);
@@ -707,12 +719,25 @@ fn an_os_listed_for_other_gpus_fails_for_this_gpu() {
 }
 
 /// Issue 22: advice that names a release names the exact installed one (wsl2: 6.1.3, not the 6.1 series).
+/// Issue 34: 6.1.3 is AMD's ROCm-on-WSL release, so against its own series (6.1) it passes with no advice; against
+/// another series the advice still names it exactly, and says what it is.
 #[test]
 fn the_installed_release_is_named_exactly_in_the_fix() {
     let r = doctor("wsl2-rx6800xt", Some("rocm-6.1"));
     let f = find(&r, "rocm.installed", None);
+    assert_eq!(f.status, Status::Pass, "{}", f.summary);
+    assert!(
+        f.summary.contains("6.1.3, AMD's ROCm-on-WSL release"),
+        "{}",
+        f.summary
+    );
+    let r = doctor("wsl2-rx6800xt", Some("rocm-6.2"));
+    let f = find(&r, "rocm.installed", None);
     let fix = f.fix.as_deref().unwrap();
-    assert!(fix.contains("6.1.3"), "{fix}");
+    assert!(
+        fix.contains("the installed ROCm 6.1.3 is AMD's ROCm-on-WSL release"),
+        "{fix}"
+    );
     assert!(
         !fix.contains("--target rocm-6.1 ") && !fix.ends_with("--target rocm-6.1"),
         "{fix}"

@@ -688,6 +688,12 @@ fn a_record_without_a_source_is_refused() {
             "release 6.2.0 has no `source`",
         ),
         (
+            "rocm.yaml",
+            ROCM,
+            "  - release: \"6.1.3\"",
+            "wsl release 6.1.3 has no `source`",
+        ),
+        (
             "cuda.yaml",
             CUDA,
             "{version: \"12.4.1\",",
@@ -847,6 +853,7 @@ fn unconfirmed_field_lists_match_the_schema() {
         .find_map(|r| r.wheels.as_ref())
         .unwrap();
     assert_eq!(keys(wheels), sorted(fields::ROCM_WHEELS));
+    assert_eq!(keys(&m.rocm.wsl[0]), sorted(fields::WSL_RELEASE));
     assert_eq!(keys(&m.cuda.families[0]), sorted(fields::CUDA_FAMILY));
     assert_eq!(keys(&m.cuda.releases[0]), sorted(fields::CUDA_RELEASE));
     assert_eq!(keys(&m.ngc.releases[0]), sorted(fields::NGC_RELEASE));
@@ -854,6 +861,27 @@ fn unconfirmed_field_lists_match_the_schema() {
     assert_eq!(keys(&m.gpus.gpus[0]), sorted(fields::GPU_MODEL));
     let peaks = m.gpus.gpus.iter().find_map(|g| g.peaks.as_ref()).unwrap();
     assert_eq!(keys(peaks), sorted(fields::PEAKS));
+}
+
+/// Issue 34: a ROCm-on-WSL record says which GPUs and which Windows driver; one without either is refused.
+#[test]
+fn a_wsl_record_without_gpus_or_driver_is_refused() {
+    for (from, to, what) in [
+        ("    gfx: [gfx1100]\n", "    gfx: []\n", "`gpus` and `gfx`"),
+        (
+            "    windows_driver: \"24.6.1\"\n",
+            "    windows_driver: \"\"\n",
+            "`windows_driver` and `distros`",
+        ),
+    ] {
+        let at = ROCM.find("\nwsl:").expect("rocm.yaml has wsl:");
+        let hit = at + ROCM[at..].find(from).expect("field in the wsl record");
+        let bad = format!("{}{}{}", &ROCM[..hit], to, &ROCM[hit + from.len()..]);
+        let e = load_err("rocm.yaml", Some(bad.as_bytes()));
+        assert!(e.message.contains("wsl release 6.1.3"), "{e}");
+        assert!(e.message.contains(what), "{e}");
+        assert!(e.line.is_some(), "{e}");
+    }
 }
 
 // ------------------------------------------------------------------ issue 11: invariants

@@ -397,7 +397,7 @@ fn every_record_has_a_source() {
         (
             "rocm.yaml",
             include_str!("../matrices/rocm.yaml"),
-            &["releases", "left_out"],
+            &["releases", "left_out", "wsl"],
         ),
         (
             "cuda.yaml",
@@ -457,6 +457,74 @@ fn every_record_has_a_source() {
     }
     assert!(seen > 150, "only {seen} records found: the walk is broken");
     report("record without a source", bad);
+}
+
+/// Issue 34: a ROCm-on-WSL record rests on AMD's own word (its documentation, or AMD's replies in ROCm's
+/// repositories), read at a fixed address: anything else there is unconfirmed as a whole.
+fn wsl_source_problems(source: &str) -> Vec<String> {
+    let mut bad = Vec::new();
+    let addresses: Vec<&str> = source
+        .split(|c: char| c.is_whitespace() || c == ';' || c == ',' || c == '(' || c == ')')
+        .filter(|w| w.starts_with("https://"))
+        .collect();
+    if addresses.is_empty() && pinned_refs(source).is_empty() {
+        bad.push("names no address and no owner/repo@commit:path".to_string());
+    }
+    for a in addresses {
+        let amd = a.starts_with("https://github.com/ROCm/")
+            || a.starts_with("https://rocm.docs.amd.com/")
+            || a.starts_with("https://www.amd.com/");
+        if !amd {
+            bad.push(format!("{a} is not AMD's"));
+        }
+        if a.contains("/latest/") {
+            bad.push(format!("{a} is a moving page (name the versioned one)"));
+        }
+    }
+    for (owner, repo, _) in pinned_refs(source) {
+        if owner != "ROCm" {
+            bad.push(format!("{owner}/{repo} is not AMD's"));
+        }
+    }
+    bad
+}
+
+#[test]
+fn wsl_records_rest_on_amds_word() {
+    let doc: Value = serde_yaml_ng::from_str(include_str!("../matrices/rocm.yaml")).unwrap();
+    let wsl = doc["wsl"].as_sequence().expect("rocm.yaml has a wsl: list");
+    assert!(!wsl.is_empty());
+    let mut bad = Vec::new();
+    for rec in wsl {
+        let release = rec["release"].as_str().unwrap_or("?");
+        let whole = rec["unconfirmed"]
+            .as_sequence()
+            .is_some_and(|u| u.iter().any(|f| f.as_str() == Some("*")));
+        let source = rec["source"].as_str().unwrap_or("");
+        if whole {
+            continue;
+        }
+        for p in wsl_source_problems(source) {
+            bad.push(format!("rocm.yaml wsl {release}: {p}"));
+        }
+    }
+    report("WSL record not resting on AMD's word", bad);
+    // The rule catches what it is for.
+    assert!(
+        wsl_source_problems("https://github.com/daMustermann/rocm-wsl-ai (README)")
+            .iter()
+            .any(|p| p.contains("not AMD's"))
+    );
+    assert!(wsl_source_problems(
+        "https://rocm.docs.amd.com/projects/radeon/en/latest/docs/compatibility/wsl/wsl_compatibility.html"
+    )
+    .iter()
+    .any(|p| p.contains("moving")));
+    assert!(!wsl_source_problems("seen somewhere").is_empty());
+    assert!(
+        wsl_source_problems("https://github.com/ROCm/legacy-rocm-build/issues/3402 (AMD)")
+            .is_empty()
+    );
 }
 
 /// Issue 34: an NGC record whose own release-notes page was not read confirms none of the fields only that page

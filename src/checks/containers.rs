@@ -88,6 +88,10 @@ fn gpu_runtime(cx: &Context) -> Finding {
     if !has_nvidia && !has_amd {
         return Finding::new(ID, AREA, Status::Skip, "no GPU to hand to containers");
     }
+    if !has_nvidia && cx.facts.amd_gpus().all(crate::host::is_dxg) {
+        // ROCm on WSL: no /dev/kfd or render nodes to pass; a container needs /dev/dxg and WSL's libraries.
+        return Finding::new(ID, AREA, Status::Skip, "AMD GPUs in containers: not under WSL as rocmenv maps them (/dev/kfd and render nodes); a container reaches a ROCm-on-WSL GPU through /dev/dxg and WSL's libraries, which rocmenv run does not map");
+    }
     let mut parts = Vec::new();
     if !runtimes.is_empty() {
         parts.push(format!("runtimes: {}", runtimes.join(", ")));

@@ -190,17 +190,26 @@ fn nvidia(cx: &Context) -> Finding {
             format!("NGC {} (CUDA {})", n.release, n.cuda),
             n.min_driver.clone(),
         ),
+        // Under WSL the driver is the Windows one, which Table 3's Windows column judges.
         None => (
             format!("CUDA {} ({})", c.version.short(), c.label),
-            c.min_driver_linux.clone(),
+            match (d.from_windows, &c.min_driver_windows) {
+                (true, Some(w)) => w.clone(),
+                _ => c.min_driver_linux.clone(),
+            },
         ),
+    };
+    let whose = if d.from_windows {
+        "Windows NVIDIA driver"
+    } else {
+        "NVIDIA driver"
     };
     if have >= need {
         return Finding::new(
             NVIDIA_ID,
             AREA,
             Status::Pass,
-            format!("NVIDIA driver {have} runs {what} (needs ≥ {need})"),
+            format!("{whose} {have} runs {what} (needs ≥ {need})"),
         );
     }
     // Datacenter GPUs can run newer CUDA on older long-term branches through the forward-compatibility package.

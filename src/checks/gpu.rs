@@ -489,7 +489,12 @@ fn cuda_arch(cx: &Context, g: &Gpu) -> Finding {
             .subject(sub);
     };
     let Some(cc) = &g.compute_capability else {
-        return Finding::new(ID, AREA, Status::Skip, format!("{label}: compute capability unknown (PCI id {} is not in gpus.yaml)", g.device_id))
+        // Under WSL nvidia-smi names the GPU but gives no PCI device id to look it up by.
+        let why = match crate::host::is_dxg(g) {
+            true => "WSL shows no PCI device id, and nvidia-smi's table gives none".to_string(),
+            false => format!("PCI id {} is not in gpus.yaml", g.device_id),
+        };
+        return Finding::new(ID, AREA, Status::Skip, format!("{label}: compute capability unknown ({why})"))
             .subject(sub)
             .fix("run `nvidia-smi --query-gpu=compute_cap --format=csv` and add the card to matrices/gpus.yaml");
     };

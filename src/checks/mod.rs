@@ -15,6 +15,7 @@ mod system;
 mod topology;
 mod userspace;
 mod verdict;
+mod wsl;
 
 pub use boot::{iommu_params, mi300_gpus, MI300X_GUIDE};
 pub use verdict::{Verdict, VerdictInput};
@@ -125,6 +126,7 @@ pub fn run_all(cx: &Context) -> Vec<Finding> {
     let mut out = Vec::new();
     out.extend(system::check(cx));
     out.extend(gpu::check(cx));
+    out.extend(wsl::check(cx));
     out.extend(driver::check(cx));
     out.extend(devices::check(cx));
     out.extend(userspace::check(cx));
@@ -135,6 +137,7 @@ pub fn run_all(cx: &Context) -> Vec<Finding> {
     out.extend(containers::check(cx));
     out.extend(boot::check(cx));
     out.extend(evidence::check(cx));
+    wsl::not_under_wsl(cx, &mut out);
     hedge_unconfirmed(cx, &mut out);
     out
 }

@@ -67,6 +67,19 @@ fn rocm(cx: &Context) -> Finding {
             ),
         );
     };
+    // Under WSL, AMD's WSL release of the target's series is the install to have: the Linux one does not run there.
+    let wsl_release = cx.facts.wsl && cx.matrices.rocm.wsl.iter().any(|w| w.release == v);
+    if wsl_release && v.major() == r.version.major() && v.minor() == r.version.minor() {
+        return Finding::new(
+            ID,
+            AREA,
+            Status::Pass,
+            format!(
+                "ROCm {v}, AMD's ROCm-on-WSL release, is installed at {}; the Linux tables of its series are {}'s",
+                primary.path, r.version
+            ),
+        );
+    }
     if v == r.version {
         let mut f = Finding::new(
             ID,
@@ -85,26 +98,7 @@ fn rocm(cx: &Context) -> Finding {
     }
     let same_series = v.major() == r.version.major() && v.minor() == r.version.minor();
     // Advice names the installed release exactly (never its series, which would pick another release).
-    let check_installed = if cx.matrices.rocm.releases.iter().any(|x| x.version == v) {
-        format!(", or check against the installed one: --target rocm-{v}")
-    } else {
-        let series: Vec<String> = cx
-            .matrices
-            .rocm
-            .releases
-            .iter()
-            .filter(|x| x.version.major() == v.major() && x.version.minor() == v.minor())
-            .map(|x| x.version.to_string())
-            .collect();
-        format!(
-            "; the installed ROCm {v} itself is not in the matrices ({})",
-            if series.is_empty() {
-                format!("nor is any {} release", v.short())
-            } else {
-                format!("they list {} of its series", series.join(", "))
-            }
-        )
-    };
+    let check_installed = check_installed(cx, &v);
     let target_stream = r.stream.as_str();
     let streams = if target_stream != primary.stream {
         format!(
@@ -117,6 +111,34 @@ fn rocm(cx: &Context) -> Finding {
     Finding::new(ID, AREA, if same_series { Status::Pass } else { Status::Warn }, format!("ROCm {v}{} is installed at {}; the target is {}", stream(primary.stream), primary.path, r.version))
         .detail(format!("installs: {all}{streams}. Containers bring their own user space; host tools and HIP builds use this one"))
         .fix(format!("to match the target on the host: install ROCm {} ({}, into {}){check_installed}", r.version, r.install_how(), r.install_prefix()))
+}
+
+/// The end of `rocm.installed`'s advice: how to check against the installed release, named exactly.
+fn check_installed(cx: &Context, v: &crate::version::Version) -> String {
+    if cx.matrices.rocm.releases.iter().any(|x| x.version == *v) {
+        format!(", or check against the installed one: --target rocm-{v}")
+    } else {
+        let series: Vec<String> = cx
+            .matrices
+            .rocm
+            .releases
+            .iter()
+            .filter(|x| x.version.major() == v.major() && x.version.minor() == v.minor())
+            .map(|x| x.version.to_string())
+            .collect();
+        let what = match cx.matrices.rocm.wsl.iter().any(|w| w.release == *v) {
+        true => format!("is AMD's ROCm-on-WSL release (`rocmenv matrix rocm {v}`), not in the matrices' Linux tables"),
+        false => "itself is not in the matrices".to_string(),
+    };
+        format!(
+            "; the installed ROCm {v} {what} ({})",
+            if series.is_empty() {
+                format!("nor is any {} release", v.short())
+            } else {
+                format!("they list {} of its series", series.join(", "))
+            }
+        )
+    }
 }
 
 fn cuda(cx: &Context) -> Finding {

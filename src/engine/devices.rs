@@ -127,6 +127,13 @@ fn map_amd(
             "this host has no AMD GPU (use --vendor cpu, or run on a ROCm host)".into()
         });
     }
+    if let Some(g) = gpus.iter().find(|g| crate::host::is_dxg(g)) {
+        // ROCm on WSL has no /dev/kfd or render nodes: the container needs /dev/dxg and WSL's libraries instead.
+        return Err(format!(
+            "{} is reached through WSL's /dev/dxg, which rocmenv run does not map (it maps /dev/kfd and render nodes, which WSL does not have): map /dev/dxg and the WSL libraries as AMD's ROCm-on-WSL guide shows, or use --vendor cpu",
+            g.label()
+        ));
+    }
     let kfd = facts.device_nodes.kfd.as_ref();
     m.devices
         .push(kfd.map_or("/dev/kfd".into(), |k| k.path.clone()));

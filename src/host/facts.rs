@@ -395,6 +395,9 @@ pub struct NvidiaDriver {
     pub version: DriverVersion,
     /// True for the open kernel module.
     pub open: bool,
+    /// True under WSL 2: the driver is the Windows one, as `/usr/lib/wsl/lib/nvidia-smi` names it (`546.33`).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub from_windows: bool,
 }
 
 /// A ROCm install.

@@ -8,8 +8,8 @@ mod session;
 
 pub use facts::*;
 pub use probe::{
-    parse_groups, probe, ProbeOptions, FIRMWARE_COMPONENTS, GPU_ENV, MODPROBE_DIRS,
-    SECURE_BOOT_VAR, TOOLS,
+    dxg_address, is_dxg, parse_groups, probe, ProbeOptions, FIRMWARE_COMPONENTS, GPU_ENV,
+    MODPROBE_DIRS, SECURE_BOOT_VAR, TOOLS, WSL_NVIDIA_SMI,
 };
 pub use root::{Asked, HostRoot, ReadError, Recording, Seen, MAX_READ};
 pub use session::{

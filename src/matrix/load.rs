@@ -346,6 +346,7 @@ fn validate_rocm(f: &RocmFile, src: &(String, String)) -> Result<(), MatrixError
             false,
         )?;
     }
+    validate_wsl(f, src)?;
     let mut seen = BTreeSet::new();
     for r in &f.releases {
         let v = r.version.to_string();
@@ -424,6 +425,42 @@ fn validate_rocm(f: &RocmFile, src: &(String, String)) -> Result<(), MatrixError
             &format!("release {v}"),
             &r.provenance,
             fields::ROCM_RELEASE,
+            false,
+        )?;
+    }
+    Ok(())
+}
+
+/// The `wsl:` records: one per release, each with GPUs, a Windows driver and a source.
+fn validate_wsl(f: &RocmFile, src: &(String, String)) -> Result<(), MatrixError> {
+    let mut seen = BTreeSet::new();
+    for w in &f.wsl {
+        let v = w.release.to_string();
+        let line = item_line(&src.1, "release", &raw_version(&src.1, &w.release));
+        let bad = |message: String| MatrixError {
+            file: src.0.clone(),
+            line,
+            message,
+        };
+        if !seen.insert(w.release.clone()) {
+            return Err(bad(format!("wsl: duplicate release {v}")));
+        }
+        if w.gpus.is_empty() || w.gfx.is_empty() {
+            return Err(bad(format!(
+                "wsl release {v}: `gpus` and `gfx` name the GPUs AMD supports on WSL; neither may be empty"
+            )));
+        }
+        if w.windows_driver.trim().is_empty() || w.distros.is_empty() {
+            return Err(bad(format!(
+                "wsl release {v}: `windows_driver` and `distros` say what AMD supports it with; neither may be empty"
+            )));
+        }
+        check_provenance(
+            src,
+            line,
+            &format!("wsl release {v}"),
+            &w.provenance,
+            fields::WSL_RELEASE,
             false,
         )?;
     }

@@ -52,6 +52,8 @@ pub enum MatrixAnswer<'m> {
     Rocm(RocmAnswer<'m>),
     /// `matrix rocm`.
     RocmReleases(RocmReleasesAnswer),
+    /// `matrix rocm X.Y.Z` for a release AMD published for WSL only (`6.1.3`).
+    RocmWsl(RocmWslAnswer<'m>),
     /// `matrix gfx`.
     Gfx(GfxAnswer<'m>),
     /// `matrix kernel`.
@@ -72,6 +74,7 @@ impl MatrixAnswer<'_> {
         match self {
             MatrixAnswer::Rocm(_) => "rocm",
             MatrixAnswer::RocmReleases(_) => "rocm_releases",
+            MatrixAnswer::RocmWsl(_) => "rocm_wsl",
             MatrixAnswer::Gfx(_) => "gfx",
             MatrixAnswer::Kernel(_) => "kernel",
             MatrixAnswer::Cuda(_) => "cuda",
@@ -89,6 +92,15 @@ pub struct RocmAnswer<'m> {
     pub requested: String,
     /// The release record: distros and kernels, gfx, drivers, PyTorch, images, notes, source, unconfirmed.
     pub release: &'m RocmRelease,
+}
+
+/// `matrix rocm X.Y.Z` for a ROCm-on-WSL release the Linux tables do not list.
+#[derive(Debug, Serialize)]
+pub struct RocmWslAnswer<'m> {
+    /// What was asked.
+    pub requested: String,
+    /// AMD's WSL record: GPUs, Windows driver, distributions, PyTorch, notes, source.
+    pub wsl: &'m WslRelease,
 }
 
 /// `matrix rocm`: every release, its stream and status, and what a default target picks.
@@ -267,14 +279,20 @@ impl Matrices {
     /// Answers a query, or says what is not listed and the nearest values that are.
     pub fn answer(&self, q: &MatrixQuery) -> Result<MatrixAnswer<'_>, NotListed> {
         Ok(match q {
-            MatrixQuery::Rocm(spec) => MatrixAnswer::Rocm(RocmAnswer {
-                requested: spec.clone(),
-                release: self.rocm_release(spec).ok_or_else(|| NotListed {
-                    field: None,
-                    what: format!("ROCm {spec}"),
-                    nearest: crate::matrix::nearest(spec, &self.rocm_versions()),
-                })?,
-            }),
+            MatrixQuery::Rocm(spec) => match (self.rocm_release(spec), self.wsl_release(spec)) {
+                (None, Some(wsl)) => MatrixAnswer::RocmWsl(RocmWslAnswer {
+                    requested: spec.clone(),
+                    wsl,
+                }),
+                (release, _) => MatrixAnswer::Rocm(RocmAnswer {
+                    requested: spec.clone(),
+                    release: release.ok_or_else(|| NotListed {
+                        field: None,
+                        what: format!("ROCm {spec}"),
+                        nearest: crate::matrix::nearest(spec, &self.rocm_versions()),
+                    })?,
+                }),
+            },
             MatrixQuery::RocmReleases => MatrixAnswer::RocmReleases(RocmReleasesAnswer {
                 releases: self
                     .rocm

@@ -95,6 +95,14 @@ impl Matrices {
         ))
     }
 
+    /// The ROCm-on-WSL record of release `spec` (three parts: `6.1.3`).
+    pub fn wsl_release(&self, spec: &str) -> Option<&WslRelease> {
+        let (v, parts) = parse_with_parts(spec).ok()?;
+        (parts == 3)
+            .then(|| self.rocm.wsl.iter().find(|w| w.release == v))
+            .flatten()
+    }
+
     /// Production releases, oldest first.
     pub fn production(&self) -> impl DoubleEndedIterator<Item = &RocmRelease> {
         self.rocm

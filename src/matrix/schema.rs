@@ -40,6 +40,68 @@ pub struct RocmFile {
     /// Releases deliberately left out (the TheRock technology previews), so a request for one is answered.
     #[serde(default)]
     pub left_out: Vec<LeftOut>,
+    /// AMD's "ROCm on WSL" releases: what runs inside Windows Subsystem for Linux 2, through the Windows driver.
+    #[serde(default)]
+    pub wsl: Vec<WslRelease>,
+}
+
+/// One ROCm release as AMD supports it on WSL 2 (the Radeon "ROCm on WSL" packages): the GPUs, the Windows
+/// driver and the Linux distributions AMD names for it. Under WSL the Linux kernel, amdgpu and `/dev/kfd` play no
+/// part: the GPU is reached through `/dev/dxg` and the Windows driver.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WslRelease {
+    /// The ROCm release, e.g. `6.1.3`.
+    pub release: Version,
+    /// The Windows driver AMD names for it (AMD Software: Adrenalin Edition), e.g. `24.6.1`; as AMD writes it.
+    pub windows_driver: String,
+    /// The WSL distributions, as os-release `ID` and `VERSION_ID` (`ubuntu` `22.04`).
+    pub distros: Vec<WslDistro>,
+    /// The GPU models AMD lists, by marketing name without the vendor (`Radeon RX 7900 XTX`).
+    pub gpus: Vec<String>,
+    /// Their gfx targets.
+    pub gfx: Vec<GfxTarget>,
+    /// The PyTorch AMD publishes for it on WSL.
+    #[serde(default)]
+    pub pytorch: Vec<String>,
+    /// Free-form notes shown in findings.
+    #[serde(default)]
+    pub notes: Vec<String>,
+    /// Where the facts came from.
+    #[serde(default, flatten)]
+    pub provenance: Provenance,
+}
+
+/// A distribution AMD supports ROCm on WSL on.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WslDistro {
+    /// os-release `ID` (`ubuntu`).
+    pub id: String,
+    /// os-release `VERSION_ID` (`22.04`).
+    pub version: String,
+}
+
+impl WslRelease {
+    /// True when AMD lists the GPU named `name` (rocminfo's `Marketing Name`, `AMD Radeon RX 7900 GRE`): compared
+    /// without the vendor, case or spaces.
+    pub fn lists_gpu(&self, name: &str) -> bool {
+        let key = |s: &str| {
+            let s = s.trim();
+            let s = s.strip_prefix("AMD ").unwrap_or(s);
+            s.chars()
+                .filter(|c| !c.is_whitespace())
+                .collect::<String>()
+                .to_ascii_lowercase()
+        };
+        let want = key(name);
+        self.gpus.iter().any(|g| key(g) == want)
+    }
+
+    /// `Radeon RX 7900 XTX, Radeon RX 7900 XT, …`.
+    pub fn gpus_text(&self) -> String {
+        self.gpus.join(", ")
+    }
 }
 
 /// Release series left out of the matrices on purpose, and why.
@@ -581,6 +643,16 @@ pub mod fields {
         "pytorch",
         "images",
         "wheels",
+        "notes",
+    ];
+    /// A `wsl:` entry of rocm.yaml.
+    pub const WSL_RELEASE: &[&str] = &[
+        "release",
+        "windows_driver",
+        "distros",
+        "gpus",
+        "gfx",
+        "pytorch",
         "notes",
     ];
     /// A `left_out:` entry of rocm.yaml.

@@ -71,6 +71,11 @@ pub fn render(ctx: &Ctx, o: &StackPlan, on: Sink) -> Result<Rendered, Error> {
     req.driver = driver;
     if stack == Stack::Rocm && o.gfx.is_empty() {
         req.amdgpu_driver = host_amdgpu(ctx, m)?;
+        if req.rocm.is_none() {
+            if let Some(note) = wsl_release(ctx, m, &mut req)? {
+                on(Event::Note(note));
+            }
+        }
     }
     let mut warnings = Vec::new();
     // The env is computed for the ROCm release of the image that gets picked, so pick first.
@@ -117,6 +122,35 @@ fn wrong_vendor(ctx: &Ctx, stack: Stack) -> Result<Option<String>, Error> {
         stack.name(),
         needs.label(),
         crate::hostplan::gpus_in_words(facts)
+    )))
+}
+
+/// Under WSL with AMD's ROCm-on-WSL release installed (6.1.3), the image is held to that release's series: the
+/// Windows driver runs only the user space AMD published for it. The note says so, and how such a container reaches
+/// the GPU.
+fn wsl_release(
+    ctx: &Ctx,
+    m: &Matrices,
+    req: &mut DockerfileRequest,
+) -> Result<Option<String>, Error> {
+    let facts = ctx.facts()?;
+    let Some(installed) = facts.rocm.as_ref().filter(|_| facts.wsl) else {
+        return Ok(None);
+    };
+    let Some(w) = m.wsl_release(installed.version.as_str()) else {
+        return Ok(None);
+    };
+    let series = format!("{}.{}", w.release.major(), w.release.minor());
+    let Some(r) = m.rocm_release(&series) else {
+        return Ok(None);
+    };
+    req.rocm = Some(series);
+    Ok(Some(format!(
+        "WSL: the host runs ROCm {} on WSL (AMD lists it for {}, with the WSL edition of Adrenalin {}), so the image is of its series, ROCm {}; under WSL a container reaches the GPU only with /dev/dxg and /usr/lib/wsl mapped in, which `rocmenv run` does not do",
+        w.release,
+        w.gpus_text(),
+        w.windows_driver,
+        r.version
     )))
 }
 

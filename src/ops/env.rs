@@ -40,10 +40,13 @@ pub fn env<'c>(ctx: &'c Ctx, req: &EnvRequest<'c>) -> Result<EnvAnswer, Error> {
     let (mut plan, counts) = if req.gfx.is_empty() {
         let facts = ctx.facts()?;
         if facts.gpus.is_empty() {
-            return Err(Error::NoGpu(
+            // Under WSL nothing but the vendors' tools names a GPU: say which were asked.
+            let why = if facts.wsl {
+                "no AMD or NVIDIA GPU found under WSL: rocminfo and /usr/lib/wsl/lib/nvidia-smi name none (`rocmenv doctor` says why); name one with --gfx (e.g. --gfx gfx1100)"
+            } else {
                 "no AMD or NVIDIA GPU found on this host; name one with --gfx (e.g. --gfx gfx1100)"
-                    .into(),
-            ));
+            };
+            return Err(Error::NoGpu(why.into()));
         }
         let release = release_for_host(req.rocm, facts.rocm.as_ref())?;
         let host = plan_on(

@@ -31,6 +31,8 @@ pub struct RocmAgent {
     pub compute_units: Option<u32>,
     /// `Node:`, the KFD topology node.
     pub node: Option<u32>,
+    /// `Chip ID:`, the PCI device id (`29772(0x744c)` → 0x744c); 0 for CPUs.
+    pub chip_id: Option<u32>,
 }
 
 /// A failure `rocminfo` printed.
@@ -221,6 +223,7 @@ fn read_agent_key(agent: &mut RocmAgent, seen: &mut Vec<&'static str>, key: &str
         "Uuid" => "Uuid",
         "Compute Unit" => "Compute Unit",
         "Node" => "Node",
+        "Chip ID" => "Chip ID",
         _ => return,
     };
     // The first occurrence wins, so a stray ISA `Name:` in a mangled paste can't override it.
@@ -238,6 +241,7 @@ fn read_agent_key(agent: &mut RocmAgent, seen: &mut Vec<&'static str>, key: &str
         "Device Type" => agent.device_type = text,
         "Uuid" => agent.uuid = text,
         "Compute Unit" => agent.compute_units = leading_u32(value),
+        "Chip ID" => agent.chip_id = leading_u32(value).filter(|&c| c > 0 && c <= 0xffff),
         _ => agent.node = leading_u32(value),
     }
 }
@@ -277,6 +281,21 @@ mod tests {
             .gpus()
             .map(|a| a.gfx.map(|g| g.to_string()).unwrap_or_default())
             .collect()
+    }
+
+    /// Issue 34: under WSL rocminfo is the only thing that names an AMD GPU; its Chip ID is the PCI device id.
+    #[test]
+    fn wsl2_rx7900gre_names_its_gpu_and_chip_id() {
+        let r = parse_rocminfo(capture!(
+            "rocminfo_wsl2_rx7900gre_gfx1100_rocm6.3.0_ubuntu24.04.txt"
+        ));
+        assert!(r.errors.is_empty(), "{:?}", r.errors);
+        assert_eq!(gpu_names(&r), vec!["gfx1100"]);
+        let g = r.info.gpus().next().unwrap();
+        assert_eq!(g.marketing_name.as_deref(), Some("AMD Radeon RX 7900 GRE"));
+        assert_eq!(g.chip_id, Some(0x744c));
+        // A CPU agent's `0(0x0)` is no id.
+        assert_eq!(r.info.agents[0].chip_id, None);
     }
 
     #[test]

@@ -9,6 +9,7 @@ pub fn render_matrix(a: &MatrixAnswer, origin: &str, out: &mut dyn Write) -> io:
     match a {
         MatrixAnswer::Rocm(r) => rocm(r, origin, out),
         MatrixAnswer::RocmReleases(r) => rocm_releases(r, origin, out),
+        MatrixAnswer::RocmWsl(w) => rocm_wsl(w.wsl, origin, out),
         MatrixAnswer::Gfx(g) => gfx(g, origin, out),
         MatrixAnswer::Kernel(k) => kernel(k, origin, out),
         MatrixAnswer::Cuda(c) => cuda(c, origin, out),
@@ -150,6 +151,45 @@ fn rocm_releases(a: &RocmReleasesAnswer, origin: &str, out: &mut dyn Write) -> i
         )?;
     }
     Ok(())
+}
+
+/// Writes a ROCm-on-WSL release: GPUs, Windows driver, distributions, PyTorch, notes and provenance.
+fn rocm_wsl(w: &WslRelease, origin: &str, out: &mut dyn Write) -> io::Result<()> {
+    writeln!(out, "ROCm {} on WSL ({origin} matrices)", w.release)?;
+    row(
+        out,
+        "runs",
+        "inside WSL 2 only, through /dev/dxg and the Windows driver (not listed for native Linux)",
+    )?;
+    row(out, "gpus", w.gpus_text())?;
+    row(
+        out,
+        "gfx",
+        w.gfx
+            .iter()
+            .map(|t| t.to_string())
+            .collect::<Vec<_>>()
+            .join(", "),
+    )?;
+    row(
+        out,
+        "windows driver",
+        format!(
+            "AMD Software: Adrenalin Edition {} (WSL edition)",
+            w.windows_driver
+        ),
+    )?;
+    let distros: Vec<String> = w
+        .distros
+        .iter()
+        .map(|d| format!("{} {}", d.id, d.version))
+        .collect();
+    row(out, "distros", distros.join(", "))?;
+    row(out, "pytorch", list(&w.pytorch))?;
+    for (i, n) in w.notes.iter().enumerate() {
+        row(out, if i == 0 { "notes" } else { "" }, n)?;
+    }
+    provenance(out, &w.provenance)
 }
 
 /// Writes one ROCm release: stream, distros, gfx targets, drivers, images, notes and provenance.

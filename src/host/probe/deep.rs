@@ -9,7 +9,10 @@ use crate::vendor::Vendor;
 pub(super) fn probe_tools_output(session: &dyn Session, f: &mut HostFacts) {
     let path_of = |f: &HostFacts, t: &str| f.tools.get(t).cloned().flatten();
     let rocminfo_path = path_of(f, "rocminfo");
-    if rocminfo_path.is_some() || f.amd_gpus().next().is_some() {
+    // Under WSL the GPU probe already read rocminfo and nvidia-smi (`wsl.rs`): once is enough.
+    if (rocminfo_path.is_some() || f.amd_gpus().next().is_some())
+        && !(f.wsl && f.evidence.rocminfo.is_some())
+    {
         let run = session.run_tool("rocminfo", rocminfo_path.as_deref());
         f.evidence.rocminfo = Some(match run {
             ToolRun::Output { text, outcome } => {
@@ -71,7 +74,9 @@ pub(super) fn probe_tools_output(session: &dyn Session, f: &mut HostFacts) {
         });
     }
     let smi_path = path_of(f, "nvidia-smi");
-    if smi_path.is_some() || f.nvidia_gpus().next().is_some() {
+    if (smi_path.is_some() || f.nvidia_gpus().next().is_some())
+        && !(f.wsl && f.evidence.nvidia_smi.is_some())
+    {
         let run = session.run_tool("nvidia-smi", smi_path.as_deref());
         f.evidence.nvidia_smi = Some(match run {
             ToolRun::Output { text, outcome } => {

@@ -61,6 +61,7 @@ pub(super) fn probe_nvidia(root: &HostRoot, f: &mut HostFacts) {
         f.nvidia_driver = Some(NvidiaDriver {
             version: m.version,
             open: m.open,
+            from_windows: false,
         });
         return;
     }
@@ -69,6 +70,7 @@ pub(super) fn probe_nvidia(root: &HostRoot, f: &mut HostFacts) {
             f.nvidia_driver = Some(NvidiaDriver {
                 version,
                 open: false,
+                from_windows: false,
             });
         }
     }

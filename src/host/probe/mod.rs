@@ -9,6 +9,7 @@ mod gpus;
 mod health;
 mod installs;
 mod system;
+mod wsl;
 
 use super::facts::*;
 use super::root::HostRoot;
@@ -22,6 +23,7 @@ use gpus::*;
 use health::*;
 use installs::*;
 use system::*;
+pub use wsl::{dxg_address, is_dxg, WSL_NVIDIA_SMI};
 
 pub use boot::{FIRMWARE_COMPONENTS, MODPROBE_DIRS, SECURE_BOOT_VAR};
 
@@ -106,6 +108,7 @@ pub fn probe(root: &HostRoot, session: &dyn Session, opts: &ProbeOptions) -> Hos
         || root.exists("/dev/dxg");
     probe_container_config(root, &mut f);
     probe_health(root, &mut f);
+    wsl::probe_wsl_gpus(root, session, &mut f);
     if opts.deep {
         probe_tools_output(session, &mut f);
         probe_nvidia_xml(session, &mut f);

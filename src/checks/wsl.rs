@@ -1,0 +1,247 @@
+//! WSL 2: the GPUs WSL exposes (through `/dev/dxg`) judged against AMD's ROCm-on-WSL list and NVIDIA's Windows
+//! driver, and the checks that do not apply there (no amdgpu, no `/dev/kfd`, no PCI bus, a kernel Windows boots)
+//! turned into skips that say so.
+
+use super::{gpu_label, Context, Finding, Status};
+use crate::host::{is_dxg, Gpu};
+use crate::matrix::WslRelease;
+
+const AREA: &str = "gpu";
+
+/// The id of the ROCm-on-WSL check.
+pub const ROCM_ID: &str = "wsl.rocm-support";
+/// The id of the NVIDIA-on-WSL check.
+pub const NVIDIA_ID: &str = "wsl.nvidia-driver";
+
+/// Checks whose subject WSL does not have, and why: each becomes a skip under WSL, never a pass.
+const NOT_UNDER_WSL: &[(&str, &str)] = &[
+    ("driver.amdgpu-loaded", "amdgpu: not under WSL (the Windows driver drives the GPU; WSL has no amdgpu module)"),
+    ("driver.amdgpu-version", "amdgpu version: not under WSL (the Windows driver drives the GPU; WSL has no amdgpu module)"),
+    ("devices.kfd", "/dev/kfd: not under WSL (ROCm on WSL reaches the GPU through /dev/dxg)"),
+    ("devices.render", "render nodes and their group: not under WSL (ROCm on WSL reaches the GPU through /dev/dxg)"),
+    ("devices.nvidia", "/dev/nvidia* nodes: not under WSL (CUDA on WSL reaches the GPU through /dev/dxg)"),
+    ("firmware.known-bad", "GPU firmware: not under WSL (amdgpu loads none; the Windows driver loads its own)"),
+    ("pcie.link", "PCIe link: not under WSL (Linux sees no PCI bus under the GPU)"),
+    ("pcie.aer", "PCIe AER counters: not under WSL (Linux sees no PCI bus under the GPU)"),
+    ("topology.numa", "NUMA placement: not under WSL (Linux sees no PCI bus under the GPU)"),
+    ("health.amd-ecc", "RAS error counts: not under WSL (they come from amdgpu, which WSL does not load)"),
+    ("health.amd-bad-pages", "retired VRAM pages: not under WSL (they come from amdgpu, which WSL does not load)"),
+    ("health.amd-xgmi", "XGMI link counts: not under WSL (they come from amdgpu, which WSL does not load)"),
+    ("boot.iommu", "IOMMU boot parameters: not under WSL (Windows boots WSL's kernel with its own command line)"),
+    ("boot.numa-balancing", "NUMA balancing: not under WSL (Windows boots WSL's kernel with its own settings)"),
+    ("boot.amdgpu-params", "amdgpu parameters: not under WSL (WSL has no amdgpu module)"),
+    ("boot.next-kernel", "the next kernel: not under WSL (WSL's kernel comes with WSL, not from /boot)"),
+    ("boot.next-kernel-module", "the next kernel's GPU module: not under WSL (WSL's kernel needs none)"),
+    ("boot.secure-boot", "Secure Boot: not under WSL (no out-of-tree module is loaded into WSL's kernel)"),
+];
+
+/// Under WSL, turns the checks WSL does not have into skips that say why.
+pub(super) fn not_under_wsl(cx: &Context, findings: &mut [Finding]) {
+    if !cx.facts.wsl {
+        return;
+    }
+    for f in findings.iter_mut() {
+        if let Some((_, why)) = NOT_UNDER_WSL.iter().find(|(id, _)| *id == f.id) {
+            f.status = Status::Skip;
+            f.summary = (*why).to_string();
+            f.detail = None;
+            f.fix = None;
+            f.conditional = false;
+        }
+        // Overrides do not reach the Windows driver, so the per-GPU target check defers to AMD's WSL list.
+        if f.id == "gpu.gfx-supported" && cx.facts.amd_gpus().any(is_dxg) {
+            f.status = Status::Skip;
+            f.summary = format!(
+                "gfx target against the Linux release: not under WSL (judged by {ROCM_ID} against AMD's ROCm-on-WSL list)"
+            );
+            f.detail = None;
+            f.fix = None;
+            f.conditional = false;
+        }
+    }
+}
+
+/// The WSL checks: present only on WSL.
+pub(super) fn check(cx: &Context) -> Vec<Finding> {
+    if !cx.facts.wsl {
+        return vec![];
+    }
+    let mut out = rocm_support(cx);
+    if let Some(f) = nvidia_driver(cx) {
+        out.push(f);
+    }
+    out
+}
+
+/// The ROCm-on-WSL release that the installed ROCm is, when AMD lists it.
+fn installed_wsl_release<'m>(cx: &Context<'m>) -> Option<&'m WslRelease> {
+    let installed = cx.facts.rocm.as_ref()?;
+    cx.matrices
+        .rocm
+        .wsl
+        .iter()
+        .find(|w| w.release.to_string() == installed.version.as_str())
+}
+
+fn known_wsl_releases(cx: &Context) -> String {
+    let v: Vec<String> = cx
+        .matrices
+        .rocm
+        .wsl
+        .iter()
+        .map(|w| w.release.to_string())
+        .collect();
+    v.join(", ")
+}
+
+fn rocm_support(cx: &Context) -> Vec<Finding> {
+    let amd: Vec<&Gpu> = cx.facts.amd_gpus().filter(|g| is_dxg(g)).collect();
+    let wants_rocm =
+        cx.facts.rocm.is_some() || !amd.is_empty() || cx.facts.evidence.rocminfo.is_some();
+    if !wants_rocm {
+        return vec![];
+    }
+    let Some(installed) = cx.facts.rocm.as_ref() else {
+        return vec![Finding::new(ROCM_ID, AREA, Status::Skip, "ROCm on WSL: no ROCm is installed, so none to judge")
+            .fix(format!("install a ROCm-on-WSL release (known: {}) with `amdgpu-install --usecase=wsl,rocm --no-dkms`", known_wsl_releases(cx)))];
+    };
+    let Some(w) = installed_wsl_release(cx) else {
+        return vec![Finding::new(
+            ROCM_ID,
+            AREA,
+            Status::Warn,
+            format!("ROCm {} is not a ROCm-on-WSL release the matrices know (known: {})", installed.version, known_wsl_releases(cx)),
+        )
+        .detail("under WSL only AMD's WSL packages reach the GPU (through /dev/dxg and the Windows driver); the GPUs and driver each WSL release supports differ")
+        .fix("install a ROCm-on-WSL release with `amdgpu-install --usecase=wsl,rocm --no-dkms`, or add this one to rocm.yaml's `wsl:` from AMD's WSL compatibility page")];
+    };
+    if amd.is_empty() {
+        return vec![no_gpu_found(cx, w)];
+    }
+    amd.iter().map(|g| judge_gpu(cx, w, g)).collect()
+}
+
+/// What AMD names for a WSL release: driver, distributions, GPUs, PyTorch.
+fn wsl_terms(w: &WslRelease) -> String {
+    let distros: Vec<String> = w
+        .distros
+        .iter()
+        .map(|d| format!("{} {}", d.id, d.version))
+        .collect();
+    format!(
+        "AMD's ROCm {} on WSL: Windows driver AMD Software: Adrenalin Edition {} (the WSL edition); {}; GPUs: {}{}",
+        w.release,
+        w.windows_driver,
+        distros.join(", "),
+        w.gpus_text(),
+        match w.pytorch.first() {
+            Some(p) => format!("; PyTorch {p}"),
+            None => String::new(),
+        }
+    )
+}
+
+fn judge_gpu(cx: &Context, w: &WslRelease, g: &Gpu) -> Finding {
+    let label = gpu_label(g);
+    let name = g.name.clone().unwrap_or_default();
+    let listed = w.lists_gpu(&name);
+    let distro_ok = cx.facts.os.as_ref().is_some_and(|o| {
+        w.distros.iter().any(|d| {
+            o.id.as_deref() == Some(d.id.as_str())
+                && o.version_id.as_deref() == Some(d.version.as_str())
+        })
+    });
+    let f = if listed {
+        Finding::new(ROCM_ID, AREA, Status::Pass, format!("{label} is on AMD's ROCm {} on WSL list", w.release))
+            .detail(format!("{}. The Windows driver's version cannot be read from inside WSL: check it in AMD Software", wsl_terms(w)))
+    } else {
+        let why = match g.gfx {
+            Some(t) if !w.gfx.contains(&t) => format!(
+                "its target {t} is not one ROCm {} supports on WSL ({})",
+                w.release,
+                join(&w.gfx)
+            ),
+            Some(t) => format!("AMD lists only some {t} models for WSL"),
+            None => "its gfx target is unknown".to_string(),
+        };
+        Finding::new(
+            ROCM_ID,
+            AREA,
+            Status::Fail,
+            format!(
+                "{label} is not on AMD's ROCm {} on WSL list: {why}",
+                w.release
+            ),
+        )
+        .detail(format!(
+            "{}. HSA_OVERRIDE_GFX_VERSION does not help: WSL uses the Windows driver",
+            wsl_terms(w)
+        ))
+        .fix("use a GPU on AMD's list, or run ROCm on native Linux")
+    };
+    let f = f.subject(g.pci_address.clone());
+    match (distro_ok, f.status) {
+        (false, Status::Pass) => Finding {
+            status: Status::Warn,
+            summary: format!(
+                "{}; but this WSL distribution is not one AMD lists for it",
+                f.summary
+            ),
+            ..f
+        },
+        _ => f,
+    }
+}
+
+/// No GPU found, though WSL may expose one: rocminfo's own words, against the release's list.
+fn no_gpu_found(cx: &Context, w: &WslRelease) -> Finding {
+    let dxg = cx.facts.device_nodes.dxg;
+    let Some(ev) = &cx.facts.evidence.rocminfo else {
+        return Finding::new(ROCM_ID, AREA, Status::Skip, "ROCm on WSL: rocminfo is not installed, and nothing else names an AMD GPU under WSL")
+            .detail(wsl_terms(w))
+            .fix("install ROCm on WSL (`amdgpu-install --usecase=wsl,rocm --no-dkms`), then run `rocminfo`");
+    };
+    let said = match ev.errors.first() {
+        Some(e) => format!("rocminfo ({}): {e}", ev.outcome),
+        None => format!("rocminfo ({}) lists no GPU agent", ev.outcome),
+    };
+    let summary = match dxg {
+        true => format!("the Windows driver exposes a GPU through /dev/dxg, but ROCm {} on WSL does not open it: {said}", w.release),
+        false => format!("no GPU is exposed to WSL (/dev/dxg is missing), and {said}"),
+    };
+    Finding::new(ROCM_ID, AREA, Status::Fail, summary)
+        .detail(format!("{}. A GPU off that list fails this way; so does the regular (not WSL) edition of the Windows driver", wsl_terms(w)))
+        .fix(format!("check the GPU in AMD Software on Windows: ROCm {} on WSL needs one of {} and the WSL edition of Adrenalin {}; else run ROCm on native Linux", w.release, w.gpus_text(), w.windows_driver))
+}
+
+fn nvidia_driver(cx: &Context) -> Option<Finding> {
+    let d = cx.facts.nvidia_driver.as_ref().filter(|d| d.from_windows);
+    let gpus: Vec<&Gpu> = cx.facts.nvidia_gpus().filter(|g| is_dxg(g)).collect();
+    if d.is_none() && gpus.is_empty() {
+        return match &cx.facts.evidence.nvidia_smi {
+            Some(ev) if cx.facts.device_nodes.dxg => Some(
+                Finding::new(NVIDIA_ID, AREA, Status::Fail, format!("nvidia-smi ({}) names no GPU under WSL: {}", ev.outcome, ev.errors.first().cloned().unwrap_or_else(|| "no table".into())))
+                    .fix("install or update the NVIDIA driver on Windows (WSL takes it from there; install no Linux driver inside WSL)"),
+            ),
+            _ => None,
+        };
+    }
+    let names = crate::text::counted(
+        gpus.iter()
+            .map(|g| g.name.clone().unwrap_or_else(|| "unknown GPU".into())),
+    );
+    let f = match d {
+        Some(d) => Finding::new(NVIDIA_ID, AREA, Status::Pass, format!("{names} through /dev/dxg; the Windows driver is {}", d.version))
+            .detail(format!("{} (the driver WSL's libraries in /usr/lib/wsl/lib come from); CUDA's Windows driver column and NGC's driver floors are judged against it", crate::host::WSL_NVIDIA_SMI)),
+        None => Finding::new(NVIDIA_ID, AREA, Status::Warn, format!("{names} through /dev/dxg; nvidia-smi named no driver version"))
+            .fix("run `nvidia-smi` in WSL and `nvidia-smi.exe` on Windows; update the Windows NVIDIA driver"),
+    };
+    Some(f)
+}
+
+fn join(t: &[crate::gfx::GfxTarget]) -> String {
+    t.iter()
+        .map(|t| t.to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
