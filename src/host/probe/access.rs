@@ -32,7 +32,12 @@ pub fn parse_groups(text: &str) -> Vec<(String, u32, Vec<String>)> {
         .collect()
 }
 
-pub(super) fn probe_user(root: &HostRoot, session: &dyn Session, f: &mut HostFacts) {
+pub(super) fn probe_user(
+    root: &HostRoot,
+    session: &dyn Session,
+    groups: &[(String, u32, Vec<String>)],
+    f: &mut HostFacts,
+) {
     let Some(id) = session.identity() else {
         f.unavailable(
             "user",
@@ -40,7 +45,6 @@ pub(super) fn probe_user(root: &HostRoot, session: &dyn Session, f: &mut HostFac
         );
         return;
     };
-    let groups = read_groups(root);
     let name = id.name.clone().or_else(|| {
         root.read_head("/etc/passwd", crate::host::root::MAX_READ)
             .ok()
@@ -125,10 +129,14 @@ pub(super) fn node(
     })
 }
 
-pub(super) fn probe_nodes(root: &HostRoot, session: &dyn Session, f: &mut HostFacts) {
-    let groups = read_groups(root);
+pub(super) fn probe_nodes(
+    root: &HostRoot,
+    session: &dyn Session,
+    groups: &[(String, u32, Vec<String>)],
+    f: &mut HostFacts,
+) {
     let user = f.user.clone();
-    f.device_nodes.kfd = node(root, session, "/dev/kfd", user.as_ref(), &groups);
+    f.device_nodes.kfd = node(root, session, "/dev/kfd", user.as_ref(), groups);
     if let Ok(names) = root.list("/dev/dri") {
         for n in names
             .iter()
@@ -139,7 +147,7 @@ pub(super) fn probe_nodes(root: &HostRoot, session: &dyn Session, f: &mut HostFa
                 session,
                 &format!("/dev/dri/{n}"),
                 user.as_ref(),
-                &groups,
+                groups,
             ) {
                 if n.starts_with("card") {
                     f.device_nodes.card.push(d);
@@ -156,7 +164,7 @@ pub(super) fn probe_nodes(root: &HostRoot, session: &dyn Session, f: &mut HostFa
                     && n[6..].bytes().all(|b| b.is_ascii_digit())
                     && n.len() > 6)
         }) {
-            if let Some(d) = node(root, session, &format!("/dev/{n}"), user.as_ref(), &groups) {
+            if let Some(d) = node(root, session, &format!("/dev/{n}"), user.as_ref(), groups) {
                 f.device_nodes.nvidia.push(d);
             }
         }

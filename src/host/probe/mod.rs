@@ -88,8 +88,10 @@ pub fn probe(root: &HostRoot, session: &dyn Session, opts: &ProbeOptions) -> Hos
     probe_nvidia(root, &mut f);
     probe_rocm(root, &mut f);
     probe_cuda(root, &mut f);
-    probe_user(root, session, &mut f);
-    probe_nodes(root, session, &mut f);
+    // `/etc/group` is read once, for the user's groups and the device nodes' group names.
+    let groups = read_groups(root);
+    probe_user(root, session, &groups, &mut f);
+    probe_nodes(root, session, &groups, &mut f);
     probe_tools(root, &env, &mut f);
     probe_system(root, &mut f);
     probe_boot(root, &mut f);
@@ -105,7 +107,7 @@ pub fn probe(root: &HostRoot, session: &dyn Session, opts: &ProbeOptions) -> Hos
         .as_ref()
         .and_then(|k| parse::kernel::parse_kernel_release(&k.release).ok())
         .is_some_and(|k| k.is_wsl())
-        || root.exists("/dev/dxg");
+        || f.device_nodes.dxg;
     probe_container_config(root, &mut f);
     probe_health(root, &mut f);
     wsl::probe_wsl_gpus(root, session, &mut f);
