@@ -2,7 +2,8 @@
 
 use rocmenv::gfx::GfxTarget;
 use rocmenv::matrix::{
-    check_rocm_tag, Matrices, MatrixError, ReleaseStatus, RocmStream, SupportStatus, Vendor,
+    check_rocm_tag, Matrices, MatrixError, ReleaseStatus, RocmStream, Sourced, SupportStatus,
+    Vendor,
 };
 use rocmenv::version::Version;
 use std::path::Path;
@@ -152,7 +153,7 @@ fn embedded_rocm_facts() {
     assert!(!r720.accepts_driver(&v("6.3.0")));
     assert_eq!(r720.ships_driver, Some(v("30.30.0")));
     assert_eq!(r62.amdgpu_dkms, Some(v("6.8.5")));
-    assert!(r62.provenance.is_unconfirmed("amdgpu_dkms"));
+    assert!(r62.is_unconfirmed("amdgpu_dkms"));
 
     // Distros and kernels.
     let u = r62.distro("ubuntu", "22.04").unwrap();
@@ -246,21 +247,15 @@ fn core_sdk_built_comes_from_therock() {
         ("7.14.1", "f51dc6c91e0d3214f22853fd5cb3f96dbc7d2c4b"),
         ("10.0.0", "16adc4d875fd4f65ea23c7c84e1c66706fde3047"),
     ] {
-        let source = m
-            .rocm_release(v)
-            .unwrap()
-            .provenance
-            .source
-            .clone()
-            .unwrap();
+        let source = m.rocm_release(v).unwrap().source.clone().unwrap();
         assert!(
             source.contains(&format!("ROCm/TheRock@{commit}:version.json")),
             "{v}: {source}"
         );
     }
     let r7141 = m.rocm_release("7.14.1").unwrap();
-    assert!(!r7141.provenance.is_unconfirmed("*"));
-    assert!(r7141.provenance.is_unconfirmed("gfx") && !r7141.provenance.is_unconfirmed("status"));
+    assert!(!r7141.is_unconfirmed("*"));
+    assert!(r7141.is_unconfirmed("gfx") && !r7141.is_unconfirmed("status"));
 }
 
 #[test]
@@ -292,7 +287,7 @@ fn every_image_tag_names_its_release() {
         .iter()
         .any(|i| i.tag == "rocm6.2_ubuntu22.04_py3.10_pytorch_release_2.3.0"));
     let r7 = m.rocm_release("7.0.0").unwrap();
-    assert!(r7.images.iter().all(|i| i.provenance.is_unconfirmed("*")));
+    assert!(r7.images.iter().all(|i| i.is_unconfirmed("*")));
 }
 
 #[test]
@@ -358,7 +353,7 @@ fn embedded_cuda_and_ngc_facts() {
     assert_eq!(c135.version, v("13.5.0"));
     assert_eq!(c135.min_driver_linux.to_string(), "620.70.06");
     for f in ["version", "min_driver_linux", "compute_capabilities"] {
-        assert!(c135.provenance.is_unconfirmed(f), "13.5.0 {f}");
+        assert!(c135.is_unconfirmed(f), "13.5.0 {f}");
     }
     assert_eq!(
         m.newest_cuda_for_driver(&"615.40.01".parse().unwrap())
@@ -378,11 +373,7 @@ fn embedded_cuda_and_ngc_facts() {
     assert_eq!(n.tag, "24.05-py3");
     assert_eq!(n.min_driver.to_string(), "545");
     assert!(m.ngc_release("25.07").is_none());
-    assert!(m
-        .ngc_release("24.08")
-        .unwrap()
-        .provenance
-        .is_unconfirmed("min_driver"));
+    assert!(m.ngc_release("24.08").unwrap().is_unconfirmed("min_driver"));
     assert_eq!(m.ngc.image, "nvcr.io/nvidia/pytorch");
 }
 

@@ -86,6 +86,7 @@ fn matrix_gfx_shows_unknown_ranges_as_such() {
 // ------------------------------------------------------------------ doctor on copied host trees
 
 use rocmenv::checks::{Finding, Status};
+use rocmenv::matrix::Sourced;
 use rocmenv::ops::doctor::{build_report, DoctorOptions};
 use rocmenv::report::DoctorReport;
 use std::path::{Path, PathBuf};
@@ -177,14 +178,11 @@ fn every_ngc_release_has_data_center_branches_or_says_it_does_not_know() {
     let m = rocmenv::matrix::Matrices::embedded().unwrap();
     for n in &m.ngc.releases {
         let said_none = n
-            .provenance
             .source
             .as_deref()
             .is_some_and(|s| s.contains("name no driver branch"));
         assert!(
-            !n.datacenter_drivers.is_empty()
-                || n.provenance.is_unconfirmed("datacenter_drivers")
-                || said_none,
+            !n.datacenter_drivers.is_empty() || n.is_unconfirmed("datacenter_drivers") || said_none,
             "NGC {}: no data-center branches and not marked unconfirmed",
             n.release
         );

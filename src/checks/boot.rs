@@ -457,7 +457,7 @@ fn firmware_finding(
             .detail(format!(
                 "read {}; source: {}",
                 v.path,
-                e.provenance.source.as_deref().unwrap_or("firmware.yaml")
+                e.source.as_deref().unwrap_or("firmware.yaml")
             ))
             .fix(e.fix.clone());
         }

@@ -1,7 +1,7 @@
 //! Kernel drivers: amdgpu loaded and inside the ROCm release's window; NVIDIA new enough for the CUDA target.
 
 use super::{Context, Finding, Status};
-use crate::matrix::{CudaRelease, NgcRelease};
+use crate::matrix::{CudaRelease, NgcRelease, Sourced};
 use crate::version::DriverVersion;
 
 const AREA: &str = "driver";
@@ -252,7 +252,7 @@ fn forward_compat_verdict(
     // NVIDIA's notes support these branches on data center GPUs (the container brings cuda-compat): a pass, on a
     // condition the text names (issue 34: an H100 on R525.85 runs NGC 23.04).
     // A list carried from a neighbouring month's notes says so, as every verdict on unconfirmed data does.
-    let carried = if n.provenance.is_unconfirmed("datacenter_drivers") {
+    let carried = if n.is_unconfirmed("datacenter_drivers") {
         format!("; NGC {r}'s `datacenter_drivers` is marked unconfirmed in ngc.yaml (`rocmenv matrix ngc {r}` shows its source)", r = n.release)
     } else {
         String::new()

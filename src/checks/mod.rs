@@ -21,7 +21,7 @@ pub use boot::{iommu_params, mi300_gpus, MI300X_GUIDE};
 pub use verdict::{Verdict, VerdictInput};
 
 use crate::host::HostFacts;
-use crate::matrix::Matrices;
+use crate::matrix::{Matrices, Sourced};
 use crate::target::Target;
 use serde::Serialize;
 
@@ -162,7 +162,7 @@ fn hedge_unconfirmed(cx: &Context, findings: &mut [Finding]) {
 fn unconfirmed_basis(cx: &Context, id: &str) -> Option<String> {
     let rocm = |field: &str| {
         let r = cx.target.rocm.as_ref()?.release;
-        r.provenance.is_unconfirmed(field).then(|| {
+        r.is_unconfirmed(field).then(|| {
             format!(
                 "ROCm {v}'s `{field}` is marked unconfirmed in rocm.yaml (`rocmenv matrix rocm {v}` shows its source)",
                 v = r.version
@@ -176,7 +176,7 @@ fn unconfirmed_basis(cx: &Context, id: &str) -> Option<String> {
         "driver.nvidia-version" => {
             let t = cx.target.cuda.as_ref()?;
             match t.ngc {
-                Some(n) => n.provenance.is_unconfirmed("min_driver").then(|| {
+                Some(n) => n.is_unconfirmed("min_driver").then(|| {
                     format!(
                         "NGC {r}'s `min_driver` is marked unconfirmed in ngc.yaml (`rocmenv matrix ngc {r}` shows its source)",
                         r = n.release
@@ -191,7 +191,7 @@ fn unconfirmed_basis(cx: &Context, id: &str) -> Option<String> {
 }
 
 fn cuda_unconfirmed(c: &crate::matrix::CudaRelease, field: &str) -> Option<String> {
-    c.provenance.is_unconfirmed(field).then(|| {
+    c.is_unconfirmed(field).then(|| {
         format!(
             "CUDA {v}'s `{field}` is marked unconfirmed in cuda.yaml (`rocmenv matrix cuda {v}` shows its source)",
             v = c.version

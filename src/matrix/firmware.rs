@@ -1,7 +1,6 @@
 //! `firmware.yaml`: GPU firmware versions known to be bad, each with the vendor issue or advisory that says so.
 //! Adding one is a YAML edit: doctor's `firmware.known-bad` compares every AMD GPU's loaded firmware with this list.
 
-use super::schema::Provenance;
 use crate::gfx::GfxTarget;
 use serde::{Deserialize, Serialize};
 
@@ -39,8 +38,11 @@ pub struct KnownBadFirmware {
     /// What to do.
     pub fix: String,
     /// The vendor issue or advisory.
-    #[serde(default, flatten)]
-    pub provenance: Provenance,
+    #[serde(default)]
+    pub source: Option<String>,
+    /// Fields of this record the reference marks unconfirmed (`*`: all of it).
+    #[serde(default)]
+    pub unconfirmed: Vec<String>,
 }
 
 impl KnownBadFirmware {

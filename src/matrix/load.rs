@@ -262,13 +262,17 @@ pub(crate) fn has_public_reference(source: &str) -> bool {
         })
 }
 
+/// The forms a `source` may take, for error messages.
+const SOURCE_FORMS: &str =
+    "a public URL (https://...) or owner/repo@commit:path (commit: 7 to 40 hex digits)";
+
 /// One record's provenance: a `source` with a public reference (required unless `optional`), and
 /// `unconfirmed` names that are fields of the record (`*`, or `peaks.<field>` where `peaks` is one).
 fn check_provenance(
     src: &(String, String),
     start: Option<usize>,
     what: &str,
-    p: &Provenance,
+    p: &dyn Sourced,
     names: &[&str],
     optional: bool,
 ) -> Result<(), MatrixError> {
@@ -278,13 +282,13 @@ fn check_provenance(
         line,
         message,
     };
-    match &p.source {
+    match p.source() {
         None if !optional => {
             return Err(err(
                 start,
                 format!(
                     "{what} has no `source`: every record needs {}",
-                    Provenance::SOURCE_FORMS
+                    SOURCE_FORMS
                 ),
             ))
         }
@@ -295,13 +299,13 @@ fn check_provenance(
                 format!(
                     "{what}: source \"{shown}{}\" names no public reference; use {}",
                     if shown.len() < s.len() { "…" } else { "" },
-                    Provenance::SOURCE_FORMS
+                    SOURCE_FORMS
                 ),
             ));
         }
         _ => {}
     }
-    for f in &p.unconfirmed {
+    for f in p.unconfirmed() {
         let peak = f
             .strip_prefix("peaks.")
             .is_some_and(|k| names.contains(&"peaks") && fields::PEAKS.contains(&k));
@@ -341,7 +345,7 @@ fn validate_rocm(f: &RocmFile, src: &(String, String)) -> Result<(), MatrixError
             src,
             line_of(&src.1, "why", &l.why, 0),
             &format!("left_out {}", l.series.join(", ")),
-            &l.provenance,
+            l,
             fields::LEFT_OUT,
             false,
         )?;
@@ -401,7 +405,7 @@ fn validate_rocm(f: &RocmFile, src: &(String, String)) -> Result<(), MatrixError
                 src,
                 item_line(&src.1, "tag", &img.tag),
                 &format!("release {v}: image {}", img.tag),
-                &img.provenance,
+                img,
                 fields::ROCM_IMAGE,
                 true,
             )?;
@@ -414,7 +418,7 @@ fn validate_rocm(f: &RocmFile, src: &(String, String)) -> Result<(), MatrixError
                 src,
                 item_line(&src.1, "component", &b.component),
                 &format!("release {v}: built by {}", b.component),
-                &b.provenance,
+                b,
                 fields::BUILT_TARGETS,
                 false,
             )?;
@@ -423,7 +427,7 @@ fn validate_rocm(f: &RocmFile, src: &(String, String)) -> Result<(), MatrixError
             src,
             item_line(&src.1, "version", &raw_version(&src.1, &r.version)),
             &format!("release {v}"),
-            &r.provenance,
+            r,
             fields::ROCM_RELEASE,
             false,
         )?;
@@ -459,7 +463,7 @@ fn validate_wsl(f: &RocmFile, src: &(String, String)) -> Result<(), MatrixError>
             src,
             line,
             &format!("wsl release {v}"),
-            &w.provenance,
+            w,
             fields::WSL_RELEASE,
             false,
         )?;
@@ -581,7 +585,7 @@ fn check_wheels(
         src,
         item_line(&src.1, "index", &w.index),
         &format!("release {v}: wheels"),
-        &w.provenance,
+        w,
         fields::ROCM_WHEELS,
         false,
     )
@@ -608,7 +612,7 @@ fn validate_cuda(f: &CudaFile, src: &(String, String)) -> Result<(), MatrixError
             src,
             item_line(&src.1, "major", &fam.major.to_string()),
             &format!("family {}", fam.major),
-            &fam.provenance,
+            fam,
             fields::CUDA_FAMILY,
             false,
         )?;
@@ -659,7 +663,7 @@ fn validate_cuda(f: &CudaFile, src: &(String, String)) -> Result<(), MatrixError
             src,
             item_line(&src.1, "version", &raw_version(&src.1, &r.version)),
             &format!("release {}", r.version),
-            &r.provenance,
+            r,
             fields::CUDA_RELEASE,
             false,
         )?;
@@ -707,7 +711,7 @@ fn validate_ngc(f: &NgcFile, src: &(String, String)) -> Result<(), MatrixError> 
             src,
             item_line(&src.1, "release", &r.release),
             &format!("release {}", r.release),
-            &r.provenance,
+            r,
             fields::NGC_RELEASE,
             false,
         )?;
@@ -754,7 +758,7 @@ fn validate_firmware(
             src,
             line_of(&src.1, "component", &e.component, 0),
             &what,
-            &e.provenance,
+            e,
             KNOWN_BAD_FIELDS,
             false,
         )?;
@@ -816,7 +820,7 @@ fn validate_gpus(f: &GpusFile, src: &(String, String)) -> Result<(), MatrixError
             src,
             item_line(&src.1, "name", &g.name),
             &format!("GPU `{}`", g.name),
-            &g.provenance,
+            g,
             fields::GPU_MODEL,
             false,
         )?;
@@ -846,7 +850,7 @@ fn validate_gfx_targets(
             src,
             item_line(&src.1, "target", &t.target.to_string()),
             &format!("gfx target {}", t.target),
-            &t.provenance,
+            t,
             fields::GFX_TARGET,
             false,
         )?;

@@ -309,7 +309,7 @@ impl Matrices {
                             .iter()
                             .filter(|g| g.status != SupportStatus::Unsupported)
                             .count(),
-                        unconfirmed: r.provenance.unconfirmed.clone(),
+                        unconfirmed: r.unconfirmed.clone(),
                     })
                     .collect(),
                 newest: self.newest_rocm().version.clone(),
@@ -537,38 +537,17 @@ impl Matrices {
             oldest: vs.first().cloned().unwrap_or_default(),
             newest: vs.last().cloned().unwrap_or_default(),
         };
-        let unconfirmed = |p: &Provenance| usize::from(!p.unconfirmed.is_empty());
+        let unconfirmed = |p: &dyn Sourced| usize::from(!p.unconfirmed().is_empty());
         let records_with_unconfirmed = self
             .rocm
             .releases
             .iter()
-            .map(|r| {
-                unconfirmed(&r.provenance)
-                    + r.images
-                        .iter()
-                        .map(|i| unconfirmed(&i.provenance))
-                        .sum::<usize>()
-            })
-            .chain(
-                self.cuda
-                    .releases
-                    .iter()
-                    .map(|r| unconfirmed(&r.provenance)),
-            )
-            .chain(
-                self.cuda
-                    .families
-                    .iter()
-                    .map(|r| unconfirmed(&r.provenance)),
-            )
-            .chain(self.ngc.releases.iter().map(|r| unconfirmed(&r.provenance)))
-            .chain(self.gpus.gpus.iter().map(|r| unconfirmed(&r.provenance)))
-            .chain(
-                self.gpus
-                    .gfx_targets
-                    .iter()
-                    .map(|r| unconfirmed(&r.provenance)),
-            )
+            .map(|r| unconfirmed(r) + r.images.iter().map(|i| unconfirmed(i)).sum::<usize>())
+            .chain(self.cuda.releases.iter().map(|r| unconfirmed(r)))
+            .chain(self.cuda.families.iter().map(|r| unconfirmed(r)))
+            .chain(self.ngc.releases.iter().map(|r| unconfirmed(r)))
+            .chain(self.gpus.gpus.iter().map(|r| unconfirmed(r)))
+            .chain(self.gpus.gfx_targets.iter().map(|r| unconfirmed(r)))
             .sum();
         CheckAnswer {
             matrices: self.origin.clone(),

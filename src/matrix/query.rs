@@ -146,10 +146,7 @@ impl Matrices {
             if dkms.major() != dkms_version.major() || dkms.minor() != dkms_version.minor() {
                 return None;
             }
-            Some((
-                r.ships_driver.clone()?,
-                r.provenance.is_unconfirmed("amdgpu_dkms"),
-            ))
+            Some((r.ships_driver.clone()?, r.is_unconfirmed("amdgpu_dkms")))
         })
     }
 

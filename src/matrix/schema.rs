@@ -4,28 +4,52 @@ use crate::gfx::GfxTarget;
 use crate::version::{DriverVersion, Version};
 use serde::{Deserialize, Serialize};
 
-/// How sure the reference is of a record: values it could not confirm stay marked so findings can say so.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Provenance {
+/// How sure the reference is of a record: where its facts came from, and the values it could not confirm, so
+/// findings can say so. Every record has `source` and `unconfirmed` fields of its own, not a `#[serde(flatten)]`
+/// struct: flatten buffers each record whole and reads it a second time (much of the time loading the matrices
+/// took), and serde located its errors only at the start of the record and named no keys allowed.
+pub trait Sourced {
     /// Where the facts came from (a document, commit or table).
-    #[serde(default)]
-    pub source: Option<String>,
-    /// Fields of this record the reference marks unconfirmed (e.g. `cuda`, `peaks.fp16_tflops`).
-    #[serde(default)]
-    pub unconfirmed: Vec<String>,
-}
+    fn source(&self) -> Option<&str>;
 
-impl Provenance {
-    /// The forms a `source` may take, for error messages.
-    pub const SOURCE_FORMS: &'static str =
-        "a public URL (https://...) or owner/repo@commit:path (commit: 7 to 40 hex digits)";
+    /// Fields of this record the reference marks unconfirmed (e.g. `cuda`, `peaks.fp16_tflops`, `*`).
+    fn unconfirmed(&self) -> &[String];
 
     /// True when `field` (or the whole record, `*`) is marked unconfirmed.
-    pub fn is_unconfirmed(&self, field: &str) -> bool {
-        self.unconfirmed.iter().any(|f| f == field || f == "*")
+    fn is_unconfirmed(&self, field: &str) -> bool {
+        self.unconfirmed().iter().any(|f| f == field || f == "*")
     }
 }
+
+/// `impl Sourced` for records with `source: Option<String>` and `unconfirmed: Vec<String>` fields.
+macro_rules! sourced {
+    ($($record:ty),+ $(,)?) => {$(
+        impl Sourced for $record {
+            fn source(&self) -> Option<&str> {
+                self.source.as_deref()
+            }
+
+            fn unconfirmed(&self) -> &[String] {
+                &self.unconfirmed
+            }
+        }
+    )+};
+}
+
+sourced!(
+    WslRelease,
+    LeftOut,
+    RocmRelease,
+    BuiltTargets,
+    RocmImage,
+    RocmWheels,
+    CudaFamily,
+    CudaRelease,
+    NgcRelease,
+    GfxTargetInfo,
+    GpuModel,
+    super::firmware::KnownBadFirmware,
+);
 
 // ---------------------------------------------------------------- rocm.yaml
 
@@ -68,8 +92,11 @@ pub struct WslRelease {
     #[serde(default)]
     pub notes: Vec<String>,
     /// Where the facts came from.
-    #[serde(default, flatten)]
-    pub provenance: Provenance,
+    #[serde(default)]
+    pub source: Option<String>,
+    /// Fields of this record the reference marks unconfirmed (`*`: all of it).
+    #[serde(default)]
+    pub unconfirmed: Vec<String>,
 }
 
 /// A distribution AMD supports ROCm on WSL on.
@@ -113,8 +140,11 @@ pub struct LeftOut {
     /// Why, in one phrase: "TheRock technology previews, not for production use".
     pub why: String,
     /// Where that is said.
-    #[serde(default, flatten)]
-    pub provenance: Provenance,
+    #[serde(default)]
+    pub source: Option<String>,
+    /// Fields of this record the reference marks unconfirmed (`*`: all of it).
+    #[serde(default)]
+    pub unconfirmed: Vec<String>,
 }
 
 /// One ROCm release.
@@ -157,8 +187,11 @@ pub struct RocmRelease {
     #[serde(default)]
     pub notes: Vec<String>,
     /// Where the facts came from.
-    #[serde(default, flatten)]
-    pub provenance: Provenance,
+    #[serde(default)]
+    pub source: Option<String>,
+    /// Fields of this record the reference marks unconfirmed (`*`: all of it).
+    #[serde(default)]
+    pub unconfirmed: Vec<String>,
 }
 
 /// The two ROCm release streams, which version numbers alone do not tell apart (7.14 is Core SDK, 7.2 legacy).
@@ -219,8 +252,11 @@ pub struct BuiltTargets {
     /// The targets it has kernels for.
     pub targets: Vec<GfxTarget>,
     /// Where the list comes from (a build script or CMake list at a commit).
-    #[serde(default, flatten)]
-    pub provenance: Provenance,
+    #[serde(default)]
+    pub source: Option<String>,
+    /// Fields of this record the reference marks unconfirmed (`*`: all of it).
+    #[serde(default)]
+    pub unconfirmed: Vec<String>,
 }
 
 /// A distribution version supported by a ROCm release.
@@ -335,8 +371,11 @@ pub struct RocmImage {
     #[serde(default)]
     pub digest: Option<String>,
     /// Where the tag was seen.
-    #[serde(default, flatten)]
-    pub provenance: Provenance,
+    #[serde(default)]
+    pub source: Option<String>,
+    /// Fields of this record the reference marks unconfirmed (`*`: all of it).
+    #[serde(default)]
+    pub unconfirmed: Vec<String>,
 }
 
 /// AMD's PyTorch wheels for a Core SDK release, as its docs install them: `torch[device-gfxNNN]` from AMD's
@@ -357,8 +396,11 @@ pub struct RocmWheels {
     /// The torch builds for this release, newest first.
     pub builds: Vec<WheelBuild>,
     /// Where the index, the version scheme and the builds come from.
-    #[serde(default, flatten)]
-    pub provenance: Provenance,
+    #[serde(default)]
+    pub source: Option<String>,
+    /// Fields of this record the reference marks unconfirmed (`*`: all of it).
+    #[serde(default)]
+    pub unconfirmed: Vec<String>,
 }
 
 /// One torch build on a wheel index and the torchvision that goes with it.
@@ -421,8 +463,11 @@ pub struct CudaFamily {
     /// Minimum Linux driver for minor-version compatibility, e.g. `525.60.13`.
     pub min_driver: DriverVersion,
     /// Where the facts came from.
-    #[serde(default, flatten)]
-    pub provenance: Provenance,
+    #[serde(default)]
+    pub source: Option<String>,
+    /// Fields of this record the reference marks unconfirmed (`*`: all of it).
+    #[serde(default)]
+    pub unconfirmed: Vec<String>,
 }
 
 /// One CUDA toolkit release.
@@ -441,8 +486,11 @@ pub struct CudaRelease {
     /// Compute capabilities this release compiles for (`7.5`, `9.0`, …).
     pub compute_capabilities: Vec<String>,
     /// Where the facts came from.
-    #[serde(default, flatten)]
-    pub provenance: Provenance,
+    #[serde(default)]
+    pub source: Option<String>,
+    /// Fields of this record the reference marks unconfirmed (`*`: all of it).
+    #[serde(default)]
+    pub unconfirmed: Vec<String>,
 }
 
 // ---------------------------------------------------------------- ngc.yaml
@@ -484,8 +532,11 @@ pub struct NgcRelease {
     #[serde(default)]
     pub digest: Option<String>,
     /// Where the facts came from.
-    #[serde(default, flatten)]
-    pub provenance: Provenance,
+    #[serde(default)]
+    pub source: Option<String>,
+    /// Fields of this record the reference marks unconfirmed (`*`: all of it).
+    #[serde(default)]
+    pub unconfirmed: Vec<String>,
 }
 
 // ---------------------------------------------------------------- gpus.yaml
@@ -513,9 +564,13 @@ pub struct GfxTargetInfo {
     /// The override to use when a release lacks this target, if one is known.
     #[serde(default)]
     pub override_to: Option<OverrideAdvice>,
-    /// Where the facts came from; `unconfirmed: [arch]` when the architecture is general knowledge.
-    #[serde(default, flatten)]
-    pub provenance: Provenance,
+    /// Where the facts came from.
+    #[serde(default)]
+    pub source: Option<String>,
+    /// Fields of this record the reference marks unconfirmed (`*`: all of it); `[arch]` when the architecture is
+    /// general knowledge.
+    #[serde(default)]
+    pub unconfirmed: Vec<String>,
 }
 
 /// A known `HSA_OVERRIDE_GFX_VERSION` for a target.
@@ -577,8 +632,11 @@ pub struct GpuModel {
     #[serde(default)]
     pub peaks: Option<Peaks>,
     /// Where the facts came from.
-    #[serde(default, flatten)]
-    pub provenance: Provenance,
+    #[serde(default)]
+    pub source: Option<String>,
+    /// Fields of this record the reference marks unconfirmed (`*`: all of it).
+    #[serde(default)]
+    pub unconfirmed: Vec<String>,
 }
 
 /// Datasheet peaks, dense.

@@ -1,6 +1,6 @@
 //! Where in a YAML text a key or value sits, for errors that name the line: serde_yaml_ng locates only what it
-//! fails to parse (and that at the start of a buffered record), while the checks after parsing know a value, not a
-//! position, and serde_yaml_ng keeps no positions in the values it makes, so this reads the lines of the text.
+//! fails to parse, while the checks after parsing know a value, not a position, and serde_yaml_ng keeps no
+//! positions in the values it makes, so this reads the lines of the text.
 
 /// The line (1-based, as editors and `str::lines` count it) a serde_yaml error `e` with `message` is about.
 pub(crate) fn error_line(text: &str, e: &serde_yaml_ng::Error, message: &str) -> Option<usize> {
@@ -10,9 +10,11 @@ pub(crate) fn error_line(text: &str, e: &serde_yaml_ng::Error, message: &str) ->
         Some(before) => before.matches('\n').count() + 1,
         None => l.line(),
     })?;
-    // Records with a flattened `source:`/`unconfirmed:` are buffered before they are read, so serde_yaml reports
-    // errors inside them at the start of the record: find the offending key or value within that record.
+    // serde_yaml_ng places most errors at the key or value they are about, a missing field at the start of its
+    // record (whose backticked name is no value to look for), and an error from a type of ours (a version) where
+    // the value starts: find the offending key or value from there, within that record.
     let found = match unknown_field(message) {
+        _ if message.contains("missing field `") => None,
         Some(key) => record_line(text, at, |l| !key_values(l, key).is_empty()),
         None => {
             offending_value(message).and_then(|v| record_line(text, at, |l| contains_token(l, v)))
@@ -176,6 +178,46 @@ pub(crate) fn item_line(text: &str, key: &str, value: &str) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn errors_name_the_line_of_the_key_or_the_record() {
+        #[derive(Debug, serde::Deserialize)]
+        #[serde(deny_unknown_fields)]
+        #[allow(dead_code)]
+        struct Record {
+            version: String,
+            #[serde(default)]
+            source: Option<String>,
+            #[serde(default)]
+            notes: Vec<Note>,
+        }
+        #[derive(Debug, serde::Deserialize)]
+        #[serde(deny_unknown_fields)]
+        #[allow(dead_code)]
+        struct Note {
+            version: String,
+        }
+        let line = |text: &str| {
+            let e = serde_yaml_ng::from_str::<Vec<Record>>(text).unwrap_err();
+            error_line(text, &e, &e.to_string())
+        };
+        // An unknown key, in block and in flow style, is found where it is written.
+        assert_eq!(
+            line("- version: \"1\"\n  source: x\n  colour: red\n"),
+            Some(3)
+        );
+        assert_eq!(
+            line("- version: \"1\"\n- {version: \"2\", colour: red}\n"),
+            Some(2)
+        );
+        // A wrong type for `source` is named at its line, not the record's first.
+        assert_eq!(line("- version: \"1\"\n  source: [a, b]\n"), Some(2));
+        // A missing field is the record's: not a nested key of the same name.
+        assert_eq!(
+            line("- source: x\n  notes:\n    - version: \"2\"\n"),
+            Some(1)
+        );
+    }
 
     #[test]
     fn line_of_finds_quoted_and_bare_values() {

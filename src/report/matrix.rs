@@ -62,7 +62,7 @@ fn gpu(g: &GpuAnswer, origin: &str, out: &mut dyn Write) -> io::Result<()> {
                 writeln!(out, "  peaks:        {}", figs.join(", "))?;
             }
         }
-        if let Some(s) = &g.provenance.source {
+        if let Some(s) = &g.source {
             writeln!(out, "  source:       {s}")?;
         }
         // One gfx table is enough when several matches share the target.
@@ -96,10 +96,10 @@ fn list<T: ToString>(items: &[T]) -> String {
         .join(", ")
 }
 
-fn provenance(out: &mut dyn Write, p: &Provenance) -> io::Result<()> {
-    row(out, "source", p.source.as_deref().unwrap_or("-"))?;
-    if !p.unconfirmed.is_empty() {
-        row(out, "unconfirmed", p.unconfirmed.join(", "))?;
+fn provenance(out: &mut dyn Write, p: &dyn Sourced) -> io::Result<()> {
+    row(out, "source", p.source().unwrap_or("-"))?;
+    if !p.unconfirmed().is_empty() {
+        row(out, "unconfirmed", p.unconfirmed().join(", "))?;
     }
     Ok(())
 }
@@ -189,7 +189,7 @@ fn rocm_wsl(w: &WslRelease, origin: &str, out: &mut dyn Write) -> io::Result<()>
     for (i, n) in w.notes.iter().enumerate() {
         row(out, if i == 0 { "notes" } else { "" }, n)?;
     }
-    provenance(out, &w.provenance)
+    provenance(out, w)
 }
 
 /// Writes one ROCm release: stream, distros, gfx targets, drivers, images, notes and provenance.
@@ -214,7 +214,7 @@ fn rocm(a: &RocmAnswer, origin: &str, out: &mut dyn Write) -> io::Result<()> {
     for (i, n) in r.notes.iter().enumerate() {
         row(out, if i == 0 { "notes" } else { "" }, n)?;
     }
-    provenance(out, &r.provenance)
+    provenance(out, r)
 }
 
 /// Writes the release's distros, one a line: version, point releases, kernels, and the GPUs it is limited to.
@@ -281,7 +281,7 @@ fn rocm_gfx(r: &RocmRelease, out: &mut dyn Write) -> io::Result<()> {
             format!(
                 "{} ({})",
                 targets.join(", "),
-                b.provenance.source.as_deref().unwrap_or("-")
+                b.source.as_deref().unwrap_or("-")
             ),
         )?;
     }
@@ -318,7 +318,7 @@ fn rocm_images(r: &RocmRelease, out: &mut dyn Write) -> io::Result<()> {
         row(out, "images", "-")?;
     }
     for (i, img) in r.images.iter().enumerate() {
-        let mark = if img.provenance.unconfirmed.is_empty() {
+        let mark = if img.unconfirmed.is_empty() {
             ""
         } else {
             " (unconfirmed)"
@@ -432,7 +432,7 @@ fn gfx(a: &GfxAnswer, origin: &str, out: &mut dyn Write) -> io::Result<()> {
         writeln!(out, "    {span:<17} {text}")?;
     }
     if let Some(i) = a.info {
-        provenance(out, &i.provenance)?;
+        provenance(out, i)?;
     }
     Ok(())
 }
@@ -471,10 +471,10 @@ fn cuda(a: &CudaAnswer, origin: &str, out: &mut dyn Write) -> io::Result<()> {
             .as_ref()
             .map(|w| format!(", Windows >= {w}"))
             .unwrap_or_default();
-        let unc = if c.provenance.unconfirmed.is_empty() {
+        let unc = if c.unconfirmed.is_empty() {
             String::new()
         } else {
-            format!(" (unconfirmed: {})", c.provenance.unconfirmed.join(", "))
+            format!(" (unconfirmed: {})", c.unconfirmed.join(", "))
         };
         writeln!(
             out,
@@ -523,7 +523,7 @@ fn cuda(a: &CudaAnswer, origin: &str, out: &mut dyn Write) -> io::Result<()> {
         )?;
     }
     if let Some(c) = a.releases.last() {
-        provenance(out, &c.provenance)?;
+        provenance(out, *c)?;
     }
     Ok(())
 }
@@ -558,7 +558,7 @@ fn ngc(a: &NgcAnswer, origin: &str, out: &mut dyn Write) -> io::Result<()> {
             format!("CUDA {}.x on >= {}", f.major, f.min_driver),
         )?;
     }
-    provenance(out, &n.provenance)
+    provenance(out, n)
 }
 
 fn check(a: &CheckAnswer, out: &mut dyn Write) -> io::Result<()> {

@@ -3,7 +3,7 @@
 use super::base::{pinned, BaseImage, NEAREST};
 use crate::dockerfile::request::DockerfileRequest;
 use crate::error::Error;
-use crate::matrix::{Matrices, NgcRelease};
+use crate::matrix::{Matrices, NgcRelease, Sourced};
 
 /// `YY.MM` as a month count, for "nearest release" lists.
 fn months(release: &str) -> Option<i64> {
@@ -13,7 +13,7 @@ fn months(release: &str) -> Option<i64> {
 
 fn ngc_base(r: &NgcRelease, repository: &str, notes: Vec<String>) -> Result<BaseImage, Error> {
     let (reference, digest) = pinned(repository, &r.tag, r.digest.as_deref())?;
-    let unconfirmed = r.provenance.is_unconfirmed("*");
+    let unconfirmed = r.is_unconfirmed("*");
     let mut notes = notes;
     if unconfirmed {
         notes.push(format!(

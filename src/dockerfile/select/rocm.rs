@@ -5,7 +5,7 @@ use super::base::{pinned, BaseImage, WheelInstall, NEAREST};
 use crate::dockerfile::request::DockerfileRequest;
 use crate::error::Error;
 use crate::gfx::GfxTarget;
-use crate::matrix::{GfxRun, Matrices, RocmImage, RocmRelease, RocmWheels, WheelBuild};
+use crate::matrix::{GfxRun, Matrices, RocmImage, RocmRelease, RocmWheels, Sourced, WheelBuild};
 use crate::version::{parse_with_parts, Version};
 
 /// Where AMD publishes its PyTorch images.
@@ -161,11 +161,8 @@ impl<'m> Candidate<'m> {
     /// True when the matrix marks it unconfirmed (an image tag seen only on Docker Hub, unconfirmed wheels).
     fn unconfirmed(&self) -> bool {
         match self.source {
-            Source::Image(i) => i.provenance.is_unconfirmed("*"),
-            Source::Wheels(w, _) => {
-                w.provenance.is_unconfirmed("*")
-                    || self.release.provenance.is_unconfirmed("pytorch")
-            }
+            Source::Image(i) => i.is_unconfirmed("*"),
+            Source::Wheels(w, _) => w.is_unconfirmed("*") || self.release.is_unconfirmed("pytorch"),
         }
     }
 
@@ -321,11 +318,7 @@ fn image_notes(req: &DockerfileRequest, m: &Matrices, c: &Candidate) -> Vec<Stri
         Source::Image(image) if c.unconfirmed() => notes.push(format!(
             "the matrix marks tag {} unconfirmed ({}): check that it exists before building",
             image.tag,
-            image
-                .provenance
-                .source
-                .as_deref()
-                .unwrap_or("no source given")
+            image.source.as_deref().unwrap_or("no source given")
         )),
         Source::Wheels(w, _) => {
             notes.push(format!(
@@ -338,7 +331,7 @@ fn image_notes(req: &DockerfileRequest, m: &Matrices, c: &Candidate) -> Vec<Stri
             if c.unconfirmed() {
                 notes.push(format!(
                     "the matrix marks these wheels unconfirmed ({}): check that the versions exist on the index before building",
-                    w.provenance.source.as_deref().unwrap_or("no source given")
+                    w.source.as_deref().unwrap_or("no source given")
                 ));
             }
         }
