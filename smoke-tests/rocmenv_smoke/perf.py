@@ -10,18 +10,20 @@ from .result import WRONG_RESULT_FIX, Failed, Skip, device_label, exception_line
 
 MIB = 1 << 20
 
-def gemm_case(device, n, dtype, warmup, iters, seed=0, tolerance=None, tf32=False, checked=0):
+def gemm_case(device, n, dtype, warmup, iters, seed=0, tolerance=None, tf32=False, checked=0, gamma=0.0):
     """(per-iteration seconds, check) for an n x n x n matmul: max(warmup + iters, checked) products, each checked.
 
     Every product is written into an output filled with NaN first (a product that writes nothing cannot pass on
     the previous one's numbers) and checked by Freivalds' method (O(n^2) against the product's O(n^3)). The timed
     products are the `iters` after the `warmup`. check is {ok, worst, bad_rows, reason, products, bad_products}.
+    gamma > 0: the products accumulate in the dtype (a CPU torch that numerics.dtype_accumulation finds), judged
+    against gamma * sum|a*b| where that is looser (Freivalds).
     """
     gen = torch.Generator().manual_seed(seed)
     a = torch.randn(n, n, generator=gen).to(dtype).to(device.torch)
     b = torch.randn(n, n, generator=gen).to(dtype).to(device.torch)
     out = torch.empty(n, n, dtype=dtype, device=device.torch)
-    checker = Freivalds(a, b, DTYPE_NAMES[dtype], tolerance, tf32, seed=seed)
+    checker = Freivalds(a, b, DTYPE_NAMES[dtype], tolerance, tf32, seed=seed, gamma=gamma)
     total = max(int(warmup) + int(iters), int(checked))
     times, bad, worst, first = [], 0, 0.0, None
     for i in range(total):
@@ -63,9 +65,9 @@ def _rows64(m, fn):
     return torch.cat([fn(m[i:i + CHUNK].double()) for i in range(0, m.shape[0], CHUNK)])
 
 
-def freivalds(a, b, out, dtype_name, tolerance=None, tf32=False, vectors=3, seed=0, report_rows=8):
+def freivalds(a, b, out, dtype_name, tolerance=None, tf32=False, vectors=3, seed=0, report_rows=8, gamma=0.0):
     """Freivalds(...).check(out) for one product: see Freivalds."""
-    return Freivalds(a, b, dtype_name, tolerance, tf32, vectors, seed, report_rows).check(out)
+    return Freivalds(a, b, dtype_name, tolerance, tf32, vectors, seed, report_rows, gamma).check(out)
 
 
 class Freivalds(object):
@@ -74,10 +76,12 @@ class Freivalds(object):
     Row i's bound: eps_multiple * (eps(dtype) * ||out_i|| + eps(tf32) * s_i) + accumulation_multiple * eps(fp32)
     * sqrt(n) * s_i, with s_i = sqrt(sum_k a_ik^2 ||b_k||^2): the output's rounding plus fp32 accumulation (and TF32's
     input rounding). Rows over it are recomputed exactly to report the elements that differ. The parts that depend
-    on a and b alone are computed once, so checking each of many products costs O(n^2) each.
+    on a and b alone are computed once, so checking each of many products costs O(n^2) each. gamma > 0 (a product
+    accumulated in its dtype, numerics.dtype_accumulation_gamma): row i's bound is at least gamma * sum_j
+    (|a| |b|)_ij, the sum of its elements' bounds gamma * sum_k |a_ik b_kj|, as |(out - a b) x|_i <= sum_j |err_ij|.
     """
 
-    def __init__(self, a, b, dtype_name, tolerance=None, tf32=False, vectors=3, seed=0, report_rows=8):
+    def __init__(self, a, b, dtype_name, tolerance=None, tf32=False, vectors=3, seed=0, report_rows=8, gamma=0.0):
         tol = dict(numerics.DEFAULT_GEMM_TOLERANCE)
         tol.update(tolerance or {})
         self.a, self.b, self.tol, self.report_rows = a, b, tol, report_rows
@@ -88,6 +92,10 @@ class Freivalds(object):
         self.ref = _rows64(a, lambda r: r @ bx)
         b_sq = _rows64(b, lambda r: r.pow(2).sum(1))
         self.s = _rows64(a, lambda r: (r.pow(2) @ b_sq).sqrt())
+        self.gamma = float(gamma)
+        if self.gamma > 0:
+            b_abs = _rows64(b, lambda r: r.abs().sum(1))
+            self.floor = self.gamma * _rows64(a, lambda r: r.abs() @ b_abs)
         self.e_out = numerics.eps(dtype_name)
         self.e_in = numerics.TF32_EPS if (tf32 and dtype_name == "fp32") else 0.0
 
@@ -98,6 +106,8 @@ class Freivalds(object):
         out_norm = _rows64(out, lambda r: r.pow(2).sum(1).sqrt())
         bound = (float(tol["eps_multiple"]) * (e_out * out_norm + e_in * s)
                  + float(tol["accumulation_multiple"]) * numerics.eps("fp32") * math.sqrt(k) * s)
+        if self.gamma > 0:
+            bound = torch.maximum(bound, self.floor)
         diff = (got - self.ref).abs().max(dim=1)[0]
         diff = torch.where(torch.isfinite(diff), diff, torch.full_like(diff, float("inf")))
         bound = torch.where(torch.isfinite(bound), bound, torch.zeros_like(bound))
@@ -118,16 +128,25 @@ class Freivalds(object):
                             for j in range(0, b.shape[1], CHUNK)], dim=1).sqrt()
         ebound = (float(tol["eps_multiple"]) * (e_out * exact.abs() + e_in * spread)
                   + float(tol["accumulation_multiple"]) * numerics.eps("fp32") * math.sqrt(k) * spread)
+        if self.gamma > 0:
+            ebound = torch.maximum(ebound, self.gamma * torch.cat(
+                [a[rows].double().abs() @ b[:, j:j + CHUNK].double().abs() for j in range(0, b.shape[1], CHUNK)],
+                dim=1))
         ediff = (out[rows].double() - exact).abs()
         ediff = torch.where(torch.isfinite(ediff), ediff, torch.full_like(ediff, float("inf")))
-        flat = int(ediff.reshape(-1).argmax())
-        r, c = rows[flat // ediff.shape[1]], flat % ediff.shape[1]
+        ratio = (ediff / ebound.clamp_min(1e-300)).reshape(-1)
+        flat, worst = int(ediff.reshape(-1).argmax()), int(ratio.argmax())
+
+        def at(i):
+            return "[%d, %d]" % (rows[i // ediff.shape[1]], i % ediff.shape[1])
         count = int((ediff > ebound).sum())
         where = ("%d of %d elements differ" % (count, out.numel()) if len(bad_rows) <= self.report_rows else
                  "%d elements differ in %d of the %d rows that fail" % (count, len(rows), len(bad_rows)))
-        return "%s, max |out-ref| %.2g at [%d, %d]; bound %.2g (Freivalds: %d of %d rows fail)" % (
-            where, float(ediff.reshape(-1)[flat]), r, c, float(ebound.reshape(-1)[flat]), len(bad_rows),
-            out.shape[0])
+        c = {"worst_at": at(worst), "worst_abs": float(ediff.reshape(-1)[worst]),
+             "worst_bound": float(ebound.reshape(-1)[worst]), "worst": float(ratio[worst]), "at": at(flat),
+             "max_abs": float(ediff.reshape(-1)[flat]), "bound_at": float(ebound.reshape(-1)[flat])}
+        return "%s, %s (Freivalds: %d of %d rows fail)" % (where, numerics.describe_worst(c), len(bad_rows),
+                                                           out.shape[0])
 
 
 def tflops(n, seconds):
@@ -141,11 +160,16 @@ def test_gemm(ctx):
     checked = int(ctx.param("checked", MIN_CHECKED.get(ctx.level, 8)))
     tolerance = ctx.criterion("tolerance", numerics.DEFAULT_GEMM_TOLERANCE)
     tf32 = ctx.device.is_gpu and numerics.tf32_matmul()
-    skipped = []
+    skipped, reduced = [], []
     for name in ctx.param("dtypes", ["fp32", "fp16", "bf16"]):
         try:
+            gamma, probe = 0.0, numerics.dtype_accumulation(ctx.device, torch.mm, "matmul", [torch.empty(n, n)] * 2,
+                                                            name)
+            if probe is not None:
+                gamma = numerics.dtype_accumulation_gamma(name, n)
+                reduced.append((name, [("gemm", n, gamma, probe)]))
             times, check = gemm_case(ctx.device, n, DTYPES[name], warmup, iters, tolerance=tolerance, tf32=tf32,
-                                     checked=checked)
+                                     checked=checked, gamma=gamma)
         except RuntimeError as e:
             if not ctx.device.is_gpu and cpu_lacks_kernel(e):
                 skipped.append(name)
@@ -159,6 +183,8 @@ def test_gemm(ctx):
         ctx.metric("gemm_%s_err_over_bound" % name, check["worst"], "ratio", "lower")
         if not check["ok"]:
             ctx.fail("gemm %s on %s: %s" % (name, ctx.where, check["reason"]), WRONG_RESULT_FIX)
+    for name, ops in reduced:
+        ctx.note(numerics.dtype_accumulation_note(name, ops))
     if skipped:
         ctx.note("skipped (this torch has no CPU matmul for the dtype): %s" % ", ".join(skipped))
     if tf32:

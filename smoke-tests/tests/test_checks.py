@@ -60,15 +60,50 @@ def test_a_product_that_writes_nothing_fails(monkeypatch):
     assert not check["ok"] and check["reason"].startswith("1 of 4 products wrong; product 3: ")
 
 
-def test_one_wrong_element_far_from_the_first_rows_fails_gemm(fault):
+def fp32_accumulating_mm(monkeypatch):
+    """torch.mm as a GPU computes a bf16 product: fp32 accumulation, one rounding (the CPU torch may add in bf16)."""
+    real = torch.mm
+
+    def mm(a, b, out=None):
+        if a.dtype != torch.bfloat16:
+            return real(a, b, out=out)
+        r = real(a.float(), b.float()).to(a.dtype)
+        return out.copy_(r) if out is not None else r
+
+    monkeypatch.setattr(torch, "mm", mm)
+
+
+def test_one_wrong_element_far_from_the_first_rows_fails_gemm(fault, monkeypatch):
     fault("gemm-element")
+    fp32_accumulating_mm(monkeypatch)
     for dtype in (torch.float32, torch.bfloat16):
         _, check = perf.gemm_case(CPU, 768, dtype, 0, 1)
         assert not check["ok"] and check["bad_rows"] == 1
-        # Row 512 of 768: the old check (4 rows) could not see it.
+        # Row 512 of 768: the old check (4 rows) could not see it. The worst element is the one named.
         assert check["reason"].startswith("1 of 1 products wrong; product 1: 1 of 589824 elements differ, "
-                                          "max |out-ref| ")
-        assert "at [512, 17]; bound " in check["reason"] and "1 of 768 rows fail" in check["reason"]
+                                          "worst [512, 17]: |out-ref| ")
+        assert ", bound " in check["reason"] and "1 of 768 rows fail" in check["reason"]
+        assert "max |out-ref|" not in check["reason"]  # the largest error is the worst element
+
+
+def test_a_gemm_that_accumulates_in_bf16_is_judged_by_its_own_bound_and_nan_still_fails():
+    gen = torch.Generator().manual_seed(5)
+    n = 64
+    a, b = torch.randn(n, n, generator=gen).bfloat16(), torch.randn(n, n, generator=gen).bfloat16()
+    out = bf16_recursive_mm(a, b)
+    gamma = numerics.dtype_accumulation_gamma("bf16", n)
+    assert perf.freivalds(a, b, out, "bf16", gamma=gamma)["ok"]
+    out[40, 3] = float("nan")
+    check = perf.freivalds(a, b, out, "bf16", gamma=gamma)
+    assert not check["ok"] and "worst [40, 3]: |out-ref| inf" in check["reason"]
+
+
+def bf16_recursive_mm(a, b):
+    """a @ b as torch 1.13's CPU reference gemm computes bf16: every product and partial sum rounded to bf16."""
+    acc = torch.zeros(a.shape[0], b.shape[1], dtype=torch.bfloat16)
+    for k in range(a.shape[1]):
+        acc = (acc.float() + (a[:, k:k + 1].float() * b[k:k + 1, :].float()).bfloat16().float()).bfloat16()
+    return acc
 
 
 def test_freivalds_finds_a_small_error_in_a_late_row():
@@ -77,7 +112,7 @@ def test_freivalds_finds_a_small_error_in_a_late_row():
     out = a @ b
     out[599, 599] += 0.05  # about 2e-3 of the element's scale: far above fp32 rounding
     check = perf.freivalds(a, b, out, "fp32")
-    assert not check["ok"] and "at [599, 599]" in check["reason"]
+    assert not check["ok"] and "worst [599, 599]: " in check["reason"]
 
 
 def test_gemm_test_reason_names_test_device_and_difference(fault):
@@ -88,7 +123,7 @@ def test_gemm_test_reason_names_test_device_and_difference(fault):
     assert e["status"] == "fail" and e["device"] is None
     # Quick checks 8 products although it times 1 (and warms up 1): the fault is in each.
     assert e["reason"].startswith("gemm fp32 on cpu: 8 of 8 products wrong; product 1: 1 of 147456 elements differ, "
-                                  "max |out-ref| ")
+                                  "worst [256, 17]: |out-ref| ")
     assert e["checked"] == {"products": 8, "bytes": 0} and "--duration" in e["fix"]
 
 

@@ -5,6 +5,7 @@ import types
 
 import pytest
 import torch
+import torch.nn.functional as F
 
 from rocmenv_smoke import devices, env, numerics, profiling
 from rocmenv_smoke.plan import PlanError, parse_plan
@@ -38,7 +39,7 @@ def test_compare_is_element_wise_and_names_the_element():
     out[3, 5] = 1.5
     c = numerics.compare(out, ref, 1e-3)
     assert (c["bad"], c["total"], c["at"]) == (1, 32, "[3, 5]")
-    assert numerics.describe(c) == "1 of 32 elements differ, max |out-ref| 0.5 at [3, 5]; bound 0.002"
+    assert numerics.describe(c) == "1 of 32 elements differ, worst [3, 5]: |out-ref| 0.5, bound 0.002 (250x)"
     out[0, 0] = float("nan")
     assert numerics.compare(out, ref, 1e-3)["bad"] == 2
     assert numerics.compare(ref, ref, 1e-3)["bad"] == 0
@@ -48,10 +49,114 @@ def test_bf16_error_would_fail_the_fp32_tolerance():
     gen = torch.Generator().manual_seed(0)
     a, b = torch.randn(64, 64, generator=gen), torch.randn(64, 64, generator=gen)
     ref = a.double() @ b.double()
-    bf = (a.bfloat16() @ b.bfloat16()).float()
+    # bf16 as a GPU computes it: fp32 accumulation, one rounding (this host's CPU torch may add in bf16).
+    bf = (a.bfloat16().float() @ b.bfloat16().float()).bfloat16().float()
     assert numerics.compare(bf, ref, numerics.rtol_for("fp32", 64))["bad"] > 0
     ref16 = a.bfloat16().double() @ b.bfloat16().double()
     assert numerics.compare(bf, ref16, numerics.rtol_for("bf16", 64))["bad"] == 0
+
+
+def test_describe_names_the_worst_element_over_its_own_bound_and_the_largest_error_apart():
+    # A large element with a large bound and a small one with a small bound: the small one is over its bound.
+    ref = torch.ones(4, 8, dtype=torch.float64)
+    ref[0, 0] = 100.0
+    out = ref.clone()
+    out[0, 0] += 0.5   # within 1e-2 * (rms + 100)
+    out[2, 1] += 0.3   # over 1e-2 * (rms + 1)
+    c = numerics.compare(out, ref, 1e-2)
+    assert (c["bad"], c["worst_at"], c["at"]) == (1, "[2, 1]", "[0, 0]")
+    text = numerics.describe(c)
+    assert text.startswith("1 of 32 elements differ, worst [2, 1]: |out-ref| 0.3, bound %.2g (" % c["worst_bound"])
+    assert text.endswith("; max |out-ref| 0.5 at [0, 0] (bound %.2g)" % c["bound_at"])
+    assert c["worst_abs"] > c["worst_bound"] and c["max_abs"] <= c["bound_at"]
+
+
+def bf16_recursive_mm(a, b):
+    """a @ b as torch 1.13's CPU reference gemm computes bf16: every product and partial sum rounded to bf16
+    (float64 inputs, as the reference: exact)."""
+    if a.dtype == torch.float64:
+        return a @ b
+    acc = torch.zeros(a.shape[0], b.shape[1], dtype=torch.bfloat16)
+    for k in range(a.shape[1]):
+        acc = (acc.float() + (a[:, k:k + 1].float() * b[k:k + 1, :].float()).bfloat16().float()).bfloat16()
+    return acc
+
+
+def bf16_four_lane_mm(a, b):
+    """The same with four partial sums (as a vectorised kernel keeps them), added at the end."""
+    if a.dtype == torch.float64:
+        return a @ b
+    lanes = [bf16_recursive_mm(a[:, i::4], b[i::4, :]) for i in range(4)]
+    return ((lanes[0].float() + lanes[1].float()).bfloat16().float()
+            + (lanes[2].float() + lanes[3].float()).bfloat16().float()).bfloat16()
+
+
+def test_dtype_accumulation_gamma_is_the_rounding_bound_of_a_dot_product():
+    u = 2.0 ** -8 + 2.0 ** -23
+    assert numerics.unit_roundoff("bf16") == u
+    assert numerics.dtype_accumulation_gamma("bf16", 64) == pytest.approx((1 + u) ** 64 - 1)
+    assert 0.28 < numerics.dtype_accumulation_gamma("bf16", 64) < 0.29
+    assert numerics.dtype_accumulation_gamma("fp16", 256) == pytest.approx((1 + 2.0 ** -11 + 2.0 ** -23) ** 256 - 1)
+    # From K = 178 on, bf16's bound is 1 or more: it admits any sign.
+    assert numerics.dtype_accumulation_gamma("bf16", 177) < 1 <= numerics.dtype_accumulation_gamma("bf16", 178)
+
+
+def test_a_bf16_accumulating_matmul_passes_its_own_bound_and_a_wrong_element_still_fails():
+    gen = torch.Generator().manual_seed(0)
+    inputs = [torch.randn(64, 64, generator=gen), torch.randn(64, 64, generator=gen)]
+    fn = lambda a, b: a @ b  # noqa: E731
+    a, b = [t.bfloat16() for t in inputs]
+    ref = a.double() @ b.double()
+    rtol = numerics.rtol_for("bf16", 64)
+    gamma, floor = numerics.dtype_accumulation_bound(fn, inputs, "bf16", 64)
+    # The recursive sum (torch 1.13's order) is over the fp32-accumulation bound; four partial sums are not, here.
+    assert numerics.compare(bf16_recursive_mm(a, b), ref, rtol)["bad"] > 0
+    for out in (bf16_recursive_mm(a, b), bf16_four_lane_mm(a, b)):
+        c = numerics.compare(out, ref, rtol, floor)
+        assert c["bad"] == 0 and c["worst"] < 0.2                   # well inside its own
+        wrong = out.clone()
+        wrong[50, 7] = float(wrong[50, 7]) + 32.0 * float(ref.pow(2).mean().sqrt())
+        c = numerics.compare(wrong, ref, rtol, floor)
+        assert c["bad"] == 1 and c["worst_at"] == "[50, 7]"
+        wrong[50, 7] = float("nan")
+        assert numerics.compare(wrong, ref, rtol, floor)["bad"] == 1
+
+
+def test_the_probe_finds_a_sum_kept_in_the_dtype_in_any_order_and_never_runs_on_a_gpu():
+    cpu = devices.Device("cpu")
+    shapes = [torch.empty(64, 64), torch.empty(64, 64)]
+    reversed_mm = lambda a, b: bf16_recursive_mm(a.flip(1), b.flip(0))  # noqa: E731 (the sum in reverse order)
+    for fn in (bf16_recursive_mm, bf16_four_lane_mm, reversed_mm):
+        found = numerics.dtype_accumulation(cpu, fn, "matmul", shapes, "bf16")
+        assert found is not None and found["got"] != found["want"]
+    found = numerics.dtype_accumulation(cpu, bf16_recursive_mm, "matmul", shapes, "bf16")
+    assert (found["want"], found["got"], found["at"]) == (1.125, 1.0, "[0, 0]")  # 1 + 63 * 2^-9, then rounded
+    fp32_acc = lambda a, b: (a.float() @ b.float()).to(a.dtype)  # noqa: E731
+    assert numerics.dtype_accumulation(cpu, fp32_acc, "matmul", shapes, "bf16") is None
+    assert numerics.dtype_accumulation(cpu, fp32_acc, "matmul", shapes, "fp16") is None
+
+    def never(*_):
+        raise AssertionError("a GPU is never probed")
+
+    assert numerics.dtype_accumulation(devices.Device("cuda", 0), never, "matmul", shapes, "bf16") is None
+    assert numerics.dtype_accumulation(cpu, never, "matmul", shapes, "fp32") is None
+    assert numerics.dtype_accumulation(cpu, never, "softmax", shapes, "bf16") is None  # no probe: not a gemm
+
+
+def test_the_conv2d_probe_finds_a_sum_kept_in_bf16():
+    x, w = torch.empty(2, 8, 16, 16), torch.empty(8, 8, 3, 3)
+    cpu = devices.Device("cpu")
+
+    def im2col_bf16(x, w):  # the CPU's slow_conv2d: im2col, then the gemm that adds in bf16
+        if x.dtype == torch.float64:
+            return F.conv2d(x, w, padding=1)
+        cols = F.unfold(x.float(), 3, padding=1).bfloat16()
+        return torch.stack([bf16_recursive_mm(w.reshape(w.shape[0], -1), c) for c in cols]).reshape(
+            x.shape[0], w.shape[0], x.shape[2], x.shape[3])
+
+    assert numerics.dtype_accumulation(cpu, im2col_bf16, "conv2d", [x, w], "bf16") is not None
+    fp32_conv = lambda x, w: F.conv2d(x.float(), w.float(), padding=1).to(x.dtype)  # noqa: E731
+    assert numerics.dtype_accumulation(cpu, fp32_conv, "conv2d", [x, w], "bf16") is None
 
 
 def test_an_fp16_accumulating_matmul_fails_where_fp32_accumulation_passes():
