@@ -587,3 +587,117 @@ fn install_commands_are_printed_with_the_targets_version_and_never_run() {
         "{text}"
     );
 }
+
+/// The `fix.install` action's commands in a `fix --json` plan.
+fn install_commands(plan: &Value) -> Vec<String> {
+    let install: Vec<&Value> = plan["actions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|a| a["id"] == "fix.install")
+        .collect();
+    assert_eq!(install.len(), 1, "{plan:#}");
+    install[0]["change"]["commands"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c.as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn a_7x_target_prints_amds_7x_commands_and_never_runs_them() {
+    // RHEL 9.4 with ROCm 6.2.0, against 7.2.4: AMD's 7.x installer (directory 7.2.4, package 7.2.4.70204-1).
+    let t = copy_of("rhel94-mi300x-x8");
+    let tree = t.path().to_str().unwrap();
+    let original = tree_hash(t.path());
+    let o = rocmenv(&["fix", "--sysroot", tree, "--target", "rocm-7.2.4", "--json"]);
+    let commands = install_commands(&serde_json::from_slice(&o.stdout).unwrap());
+    assert_eq!(
+        commands[0],
+        "sudo dnf install https://repo.radeon.com/amdgpu-install/7.2.4/rhel/9.4/amdgpu-install-7.2.4.70204-1.el9.noarch.rpm"
+    );
+    // Its amdgpu-dkms is outside 7.2.4's window too: RHEL 9's headers, then the driver.
+    assert!(
+        commands.iter().any(|c| c == "sudo dnf install rocm")
+            && commands
+                .iter()
+                .any(|c| c.contains("\"kernel-devel-matched-$(uname -r)\""))
+            && commands.last().unwrap() == "sudo dnf install amdgpu-dkms",
+        "{commands:?}"
+    );
+    let text = ok(&rocmenv(&[
+        "fix",
+        "--sysroot",
+        tree,
+        "--target",
+        "rocm-7.2.4",
+        "--apply",
+    ]));
+    assert!(text.contains("rocmenv never runs them"), "{text}");
+    assert_eq!(
+        tree_hash(t.path()),
+        original,
+        "an install was performed in a tree"
+    );
+    assert!(!t.path().join(".rocmenv/fix").exists());
+
+    // Ubuntu 24.04 with ROCm 6.2.0 (its amdgpu-dkms inside 7.0's window), against 7.0.0: a .0 release's
+    // directory is `7.0`, and only ROCm's steps follow the installer.
+    let t = copy_of("radeon780m-apu-ubuntu2404");
+    let tree = t.path().to_str().unwrap();
+    let original = tree_hash(t.path());
+    let o = rocmenv(&["fix", "--sysroot", tree, "--target", "rocm-7.0.0", "--json"]);
+    let commands = install_commands(&serde_json::from_slice(&o.stdout).unwrap());
+    assert_eq!(
+        commands[..3],
+        [
+            "wget https://repo.radeon.com/amdgpu-install/7.0/ubuntu/noble/amdgpu-install_7.0.70000-1_all.deb",
+            "sudo apt install ./amdgpu-install_7.0.70000-1_all.deb",
+            "sudo apt update"
+        ]
+    );
+    assert_eq!(
+        commands[3..],
+        [
+            "sudo apt install python3-setuptools python3-wheel",
+            "sudo usermod -a -G render,video $LOGNAME",
+            "sudo apt install rocm"
+        ]
+    );
+    assert_eq!(tree_hash(t.path()), original);
+
+    // The Core SDK's 7.14 is not the legacy 7.x: a note, no commands.
+    let text = ok(&rocmenv(&[
+        "fix",
+        "--sysroot",
+        tree,
+        "--target",
+        "rocm-7.14.0",
+    ]));
+    assert!(
+        !text.contains("amdgpu-install_") && text.contains("skipped install: ROCm 7.14.0"),
+        "{text}"
+    );
+
+    // A codename that is not a plain word never reaches a 7.x command either.
+    let os = std::fs::read_to_string(t.path().join("etc/os-release")).unwrap();
+    assert!(os.contains("UBUNTU_CODENAME=noble"), "{os}");
+    std::fs::write(
+        t.path().join("etc/os-release"),
+        os.replace("UBUNTU_CODENAME=noble", "UBUNTU_CODENAME=\"noble;reboot\""),
+    )
+    .unwrap();
+    let text = ok(&rocmenv(&[
+        "fix",
+        "--sysroot",
+        tree,
+        "--target",
+        "rocm-7.2.4",
+    ]));
+    assert!(
+        !text.contains("amdgpu-install_")
+            && text.contains("is not a plain codename, so it is not put into a command"),
+        "{text}"
+    );
+}

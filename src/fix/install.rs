@@ -8,7 +8,19 @@
 //!   installer package's directory and version are `docs/conf.py`'s `amdgpu_version` (`6.2`, `6.2.2`: the release,
 //!   without a `.0` patch) and `amdgpu_install_version` (`6.2.60202-1`: X.Y.(X·10000+Y·100+Z)-1), as that file
 //!   wrote them for 6.0.2, 6.1, 6.1.1, 6.1.2, 6.2, 6.2.1 and 6.2.2 (its history at that commit). The form is taken for
-//!   the 6.x releases of the legacy stream; for others a note points to AMD's page for the release.
+//!   the 6.x releases of the legacy stream.
+//! - AMD's quick start for the 7.x releases of the legacy stream (7.0.0-7.2.x), where the installer registers
+//!   both ROCm's and the separate AMD GPU Driver's repositories, and ROCm (with `python3-setuptools
+//!   python3-wheel` and the render/video groups) and amdgpu-dkms (with the kernel's headers) are then installed
+//!   apart: `ROCm/amd-rocm-programming-guide@da342f822145a771d6af17b89b90702a54e4e957:docs/install/quick-start.rst`
+//!   (AMD's copy of the install-on-linux quick start, with its `docs/conf.py` for 7.1.1). Its `conf.py` names the
+//!   installer `7.1.1.70101-1` in directory `7.1.1`; `ROCm/rocm-install-on-linux@0078423c905112fc8de1afe7b8439ff429194266:docs/conf.py`
+//!   names 7.0.0's `7.0.70000-1` in directory `7.0`: for 7.x the package version is the directory, `.`,
+//!   X·10000+Y·100+Z and `-1` (6.x's had no patch in front of the number: `6.2.60202-1` in `6.2.2`). The later
+//!   7.2.x quick start (`ROCm/rocm-install-on-linux@009eca53b5f4392a4769ca0581e9735f69f7de48:docs/install/quick-start.rst`)
+//!   has the same commands in three sections, plus two `sed` lines that rewrite the installed repository files
+//!   from 30.30.2/7.2.2 to 30.30.1/7.2.1, a fix for one release that rocmenv does not print. For other releases
+//!   (the Core SDK, 7.14 and 10.x) a note points to AMD's page for the release.
 //! - NVIDIA's container toolkit install guide (apt, yum/dnf, zypper):
 //!   `NVIDIA/cloud-native-docs@bd793f3cab0a7e8ff901118b4dc6dff6aeb3bbd9:container-toolkit/install-guide.md`.
 //!
@@ -17,11 +29,14 @@
 
 use super::{Action, Change, Needs};
 use crate::host::OsFacts;
+use crate::matrix::RocmStream;
 use crate::version::Version;
 
 /// AMD's quick start (command forms).
 pub const AMD_INSTALL_SOURCE: &str =
     "ROCm/rocm-install-on-linux@f297bde3afa98d750d1aa460386491db9a721f30:docs/install/quick-start.rst (and docs/conf.py)";
+/// AMD's quick start for 7.x (command forms) and the installer names of 7.1.1 and 7.0.0.
+pub const AMD_INSTALL_SOURCE_7: &str = "ROCm/amd-rocm-programming-guide@da342f822145a771d6af17b89b90702a54e4e957:docs/install/quick-start.rst (and docs/conf.py); ROCm/rocm-install-on-linux@0078423c905112fc8de1afe7b8439ff429194266:docs/conf.py";
 /// NVIDIA's container toolkit install guide.
 pub const TOOLKIT_SOURCE: &str =
     "NVIDIA/cloud-native-docs@bd793f3cab0a7e8ff901118b4dc6dff6aeb3bbd9:container-toolkit/install-guide.md";
@@ -154,6 +169,108 @@ pub fn amd_commands(d: &Distro, v: &Version, packages: &[&str]) -> Vec<String> {
     c
 }
 
+/// `amdgpu_version` and `amdgpu_install_version` of a 7.x release: `7.0` and `7.0.70000-1`, `7.1.1` and
+/// `7.1.1.70101-1` (the directory, then X·10000+Y·100+Z).
+pub fn amdgpu_install_names_7(v: &Version) -> (String, String) {
+    let (dir, _) = amdgpu_install_names(v);
+    let n = v.major() * 10000 + v.minor() * 100 + v.patch();
+    let pkg = format!("{dir}.{n}-1");
+    (dir, pkg)
+}
+
+/// AMD's 7.x commands to install `packages` (`amdgpu-dkms`, `rocm`) of release `v` on `d`: the installer (it
+/// registers ROCm's and the AMD GPU Driver's repositories), then ROCm, then amdgpu-dkms, each as AMD's quick start
+/// has it.
+pub fn amd_commands_7(d: &Distro, v: &Version, packages: &[&str]) -> Vec<String> {
+    let (dir, pkg) = amdgpu_install_names_7(v);
+    let (dkms, rocm) = (
+        packages.contains(&"amdgpu-dkms"),
+        packages.contains(&"rocm"),
+    );
+    let groups = "sudo usermod -a -G render,video $LOGNAME";
+    let mut c: Vec<String> = Vec::new();
+    let mut push = |on: bool, xs: &[&str]| {
+        if on {
+            c.extend(xs.iter().map(|x| x.to_string()));
+        }
+    };
+    match d {
+        Distro::Ubuntu(code) => {
+            let deb = format!("amdgpu-install_{pkg}_all.deb");
+            let get =
+                format!("wget https://repo.radeon.com/amdgpu-install/{dir}/ubuntu/{code}/{deb}");
+            let add = format!("sudo apt install ./{deb}");
+            push(true, &[&get, &add, "sudo apt update"]);
+            push(
+                rocm,
+                &[
+                    "sudo apt install python3-setuptools python3-wheel",
+                    groups,
+                    "sudo apt install rocm",
+                ],
+            );
+            push(dkms, &["sudo apt install \"linux-headers-$(uname -r)\" \"linux-modules-extra-$(uname -r)\"", "sudo apt install amdgpu-dkms"]);
+        }
+        Distro::Rhel(ver, major) => {
+            let path = if major == "9" { ver } else { major };
+            let rpm = format!("sudo dnf install https://repo.radeon.com/amdgpu-install/{dir}/rhel/{path}/amdgpu-install-{pkg}.el{major}.noarch.rpm");
+            push(true, &[&rpm, "sudo dnf clean all"]);
+            let epel = format!("epel-release-latest-{major}.noarch.rpm");
+            let get = format!("wget https://dl.fedoraproject.org/pub/epel/{epel}");
+            let add = format!("sudo rpm -ivh {epel}");
+            let crb = format!(
+                "sudo dnf config-manager --enable codeready-builder-for-rhel-{major}-x86_64-rpms"
+            );
+            push(
+                rocm,
+                &[
+                    &get,
+                    &add,
+                    &crb,
+                    "sudo dnf install python3-setuptools python3-wheel",
+                    groups,
+                    "sudo dnf install rocm",
+                ],
+            );
+            let headers = if major == "8" {
+                "sudo dnf install \"kernel-headers-$(uname -r)\" \"kernel-devel-$(uname -r)\""
+            } else {
+                "sudo dnf install \"kernel-headers-$(uname -r)\" \"kernel-devel-$(uname -r)\" \"kernel-devel-matched-$(uname -r)\""
+            };
+            push(dkms, &[headers, "sudo dnf install amdgpu-dkms"]);
+        }
+        Distro::Sles(ver) => {
+            let connect = |m: &str| format!("sudo SUSEConnect -p {m}/{ver}/x86_64");
+            let rpm = format!("sudo zypper --no-gpg-checks install https://repo.radeon.com/amdgpu-install/{dir}/sle/{ver}/amdgpu-install-{pkg}.noarch.rpm");
+            let (a, b, h) = (
+                connect("sle-module-desktop-applications"),
+                connect("sle-module-development-tools"),
+                connect("PackageHub"),
+            );
+            push(
+                true,
+                &[
+                    &a,
+                    &b,
+                    &h,
+                    "sudo zypper install zypper",
+                    &rpm,
+                    "sudo zypper --gpg-auto-import-keys refresh",
+                ],
+            );
+            push(rocm, &["sudo zypper addrepo https://download.opensuse.org/repositories/science/SLE_15_SP5/science.repo", "sudo zypper install python3-setuptools python3-wheel", groups, "sudo zypper install rocm"]);
+            push(
+                dkms,
+                &[
+                    "sudo zypper install kernel-default-devel",
+                    "sudo zypper install amdgpu-dkms",
+                ],
+            );
+        }
+    }
+    c
+}
+
 /// A package manager NVIDIA's guide has steps for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PackageManager {
@@ -222,6 +339,8 @@ pub struct Missing<'a> {
     pub dkms: Option<(&'static str, String)>,
     /// The release whose amdgpu-dkms to install (the target's).
     pub dkms_release: Option<&'a Version>,
+    /// The target release's stream (7.x commands are the legacy stream's; the Core SDK's 7.14 has none here).
+    pub stream: Option<RocmStream>,
     /// nvidia-container-toolkit, for Docker and NVIDIA GPUs.
     pub toolkit: bool,
 }
@@ -255,8 +374,19 @@ pub fn plan_install(os: Option<&OsFacts>, m: &Missing) -> (Vec<Action>, Vec<Stri
             why.push(w.clone());
         }
         let page = format!("https://rocm.docs.amd.com/projects/install-on-linux/en/docs-{v}/install/quick-start.html");
-        match &distro {
-            Ok(d) if v.major() == 6 => out.push(Action {
+        let legacy = m.stream == Some(RocmStream::Legacy);
+        // 7.x's ROCm steps add the user to the render and video groups: a new login takes them.
+        let form = |d: &Distro| match v.major() {
+            6 => Some((amd_commands(d, v, &packages), AMD_INSTALL_SOURCE, false)),
+            7 if legacy => Some((
+                amd_commands_7(d, v, &packages),
+                AMD_INSTALL_SOURCE_7,
+                m.rocm.is_some(),
+            )),
+            _ => None,
+        };
+        match distro.as_ref().map(form) {
+            Ok(Some((commands, source, relogin))) => out.push(Action {
                 id: "fix.install",
                 fixes,
                 summary: format!(
@@ -265,13 +395,11 @@ pub fn plan_install(os: Option<&OsFacts>, m: &Missing) -> (Vec<Action>, Vec<Stri
                     why.join("; "),
                     if m.dkms.is_some() { "; reboot after amdgpu-dkms" } else { "" }
                 ),
-                change: Change::Manual {
-                    commands: amd_commands(d, v, &packages),
-                },
-                needs,
-                source: AMD_INSTALL_SOURCE,
+                change: Change::Manual { commands },
+                needs: Needs { relogin, ..needs },
+                source,
             }),
-            Ok(_) => notes.push(format!("install: ROCm {v} ({}): rocmenv has AMD's command forms for the 6.x releases only; follow {page}", packages.join(" and "))),
+            Ok(None) => notes.push(format!("install: ROCm {v} ({}): rocmenv has AMD's command forms for the 6.x and 7.0-7.2 releases only; follow {page}", packages.join(" and "))),
             Err(e) => notes.push(format!("install: ROCm {v} ({}): {e}; follow {page}", packages.join(" and "))),
         }
     }
@@ -340,6 +468,110 @@ mod tests {
         let c = amd_commands(&d, &v, &["amdgpu-dkms", "rocm"]);
         assert!(c.contains(&"sudo dnf install https://repo.radeon.com/amdgpu-install/6.2.4/rhel/9.4/amdgpu-install-6.2.60204-1.el9.noarch.rpm".to_string()), "{c:?}");
         assert_eq!(c.last().unwrap(), "sudo dnf install amdgpu-dkms rocm");
+    }
+
+    #[test]
+    fn the_7x_installer_names_follow_amds_conf_py() {
+        let v = |s: &str| s.parse::<Version>().unwrap();
+        // rocm-install-on-linux@0078423c's conf.py (7.0.0) and amd-rocm-programming-guide@da342f82's (7.1.1).
+        assert_eq!(
+            amdgpu_install_names_7(&v("7.0.0")),
+            ("7.0".into(), "7.0.70000-1".into())
+        );
+        assert_eq!(
+            amdgpu_install_names_7(&v("7.1.1")),
+            ("7.1.1".into(), "7.1.1.70101-1".into())
+        );
+        assert_eq!(
+            amdgpu_install_names_7(&v("7.2.4")),
+            ("7.2.4".into(), "7.2.4.70204-1".into())
+        );
+    }
+
+    #[test]
+    fn the_7x_commands_per_distribution() {
+        let v: Version = "7.2.4".parse().unwrap();
+        let d = distro_of(Some(&os("ubuntu", "24.04", Some("noble")))).unwrap();
+        let c = amd_commands_7(&d, &v, &["amdgpu-dkms", "rocm"]);
+        assert_eq!(c[0], "wget https://repo.radeon.com/amdgpu-install/7.2.4/ubuntu/noble/amdgpu-install_7.2.4.70204-1_all.deb");
+        assert_eq!(
+            c[1],
+            "sudo apt install ./amdgpu-install_7.2.4.70204-1_all.deb"
+        );
+        assert!(c.contains(&"sudo apt install rocm".to_string()), "{c:?}");
+        assert_eq!(c.last().unwrap(), "sudo apt install amdgpu-dkms");
+        // Only what is missing: no driver steps for rocm alone, no ROCm steps for amdgpu-dkms alone.
+        let c = amd_commands_7(&d, &v, &["rocm"]);
+        assert!(
+            !c.iter()
+                .any(|x| x.contains("dkms") || x.contains("linux-headers")),
+            "{c:?}"
+        );
+        let c = amd_commands_7(&d, &v, &["amdgpu-dkms"]);
+        assert!(
+            !c.iter()
+                .any(|x| x.contains("rocm") || x.contains("usermod")),
+            "{c:?}"
+        );
+        // RHEL 9 names the minor release in the path, RHEL 8 the major; 9 adds kernel-devel-matched.
+        let d = distro_of(Some(&os("rhel", "9.4", None))).unwrap();
+        let c = amd_commands_7(&d, &v, &["amdgpu-dkms", "rocm"]);
+        assert_eq!(c[0], "sudo dnf install https://repo.radeon.com/amdgpu-install/7.2.4/rhel/9.4/amdgpu-install-7.2.4.70204-1.el9.noarch.rpm");
+        assert!(c.contains(&"sudo dnf install \"kernel-headers-$(uname -r)\" \"kernel-devel-$(uname -r)\" \"kernel-devel-matched-$(uname -r)\"".to_string()), "{c:?}");
+        let d = distro_of(Some(&os("rhel", "8.10", None))).unwrap();
+        let c = amd_commands_7(&d, &"7.0.0".parse().unwrap(), &["rocm"]);
+        assert_eq!(c[0], "sudo dnf install https://repo.radeon.com/amdgpu-install/7.0/rhel/8/amdgpu-install-7.0.70000-1.el8.noarch.rpm");
+        assert!(
+            c.contains(
+                &"sudo dnf config-manager --enable codeready-builder-for-rhel-8-x86_64-rpms"
+                    .to_string()
+            ),
+            "{c:?}"
+        );
+        let d = distro_of(Some(&os("sles", "15.7", None))).unwrap();
+        let c = amd_commands_7(&d, &"7.1.1".parse().unwrap(), &["rocm"]);
+        assert!(c.contains(&"sudo zypper --no-gpg-checks install https://repo.radeon.com/amdgpu-install/7.1.1/sle/15.7/amdgpu-install-7.1.1.70101-1.noarch.rpm".to_string()), "{c:?}");
+        assert_eq!(c.last().unwrap(), "sudo zypper install rocm");
+    }
+
+    #[test]
+    fn a_7x_target_prints_the_legacy_streams_commands_and_a_note_for_the_core_sdk() {
+        let ubuntu = os("ubuntu", "24.04", Some("noble"));
+        let v: Version = "7.1.1".parse().unwrap();
+        let m = |stream| Missing {
+            rocm: Some((&v, "none installed".into())),
+            stream,
+            ..Missing::default()
+        };
+        let (a, notes) = plan_install(Some(&ubuntu), &m(Some(RocmStream::Legacy)));
+        assert!(notes.is_empty(), "{notes:?}");
+        assert_eq!(a[0].source, AMD_INSTALL_SOURCE_7);
+        assert!(a[0].needs.relogin, "usermod's groups take a new login");
+        // The same number from another stream (or none known) gets no commands.
+        for stream in [Some(RocmStream::CoreSdk), None] {
+            let (a, notes) = plan_install(Some(&ubuntu), &m(stream));
+            assert!(
+                a.is_empty() && notes[0].contains("follow https://rocm.docs.amd.com/"),
+                "{notes:?}"
+            );
+        }
+        // A host value with shell characters is refused for 7.x as for 6.x.
+        let (a, notes) = plan_install(
+            Some(&os("ubuntu", "24.04", Some("noble$(id)"))),
+            &m(Some(RocmStream::Legacy)),
+        );
+        assert!(
+            a.is_empty() && notes[0].contains("not put into a command"),
+            "{notes:?}"
+        );
+        let (a, notes) = plan_install(
+            Some(&os("rhel", "9.4;reboot", None)),
+            &m(Some(RocmStream::Legacy)),
+        );
+        assert!(
+            a.is_empty() && notes[0].contains("not put into a command"),
+            "{notes:?}"
+        );
     }
 
     #[test]

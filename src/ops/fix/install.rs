@@ -47,6 +47,7 @@ pub fn missing<'h>(
     if let Some(t) = hp.target.rocm.as_ref().filter(|_| amd) {
         let r = t.release;
         m.dkms_release = Some(&r.version);
+        m.stream = Some(r.stream);
         match (&f.rocm, f.rocm_installs.is_empty()) {
             (None, true) => {
                 m.rocm = Some((
