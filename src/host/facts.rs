@@ -203,6 +203,30 @@ pub struct Gpu {
     pub health: GpuHealth,
 }
 
+impl Gpu {
+    /// A GPU found at `pci_address` with `device_id`, nothing else known yet: the probes fill in the rest.
+    pub fn new(vendor: Vendor, pci_address: String, device_id: String) -> Gpu {
+        Gpu {
+            vendor,
+            index: 0,
+            pci_address,
+            device_id,
+            name: None,
+            gfx: None,
+            gfx_source: None,
+            compute_capability: None,
+            vram_bytes: None,
+            render_node: None,
+            kfd_node: None,
+            integrated: None,
+            numa_node: None,
+            pcie: None,
+            driver: None,
+            health: GpuHealth::default(),
+        }
+    }
+}
+
 /// A GPU's error counters, from sysfs (AMD RAS, PCIe AER) and, with `--deep`, from `nvidia-smi -q -x`.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct GpuHealth {

@@ -106,22 +106,10 @@ fn probe_pci_device(
         }
     };
     let mut gpu = Gpu {
-        vendor,
-        index: 0,
-        pci_address: bdf.to_string(),
-        device_id,
-        name: None,
-        gfx: None,
-        gfx_source: None,
-        compute_capability: None,
-        vram_bytes: None,
-        render_node: None,
-        kfd_node: None,
-        integrated: None,
         numa_node,
         pcie,
         driver,
-        health: GpuHealth::default(),
+        ..Gpu::new(vendor, bdf.to_string(), device_id)
     };
     if vendor == Vendor::Amd {
         gpu.vram_bytes = read_u64("mem_info_vram_total");
@@ -238,27 +226,13 @@ fn kfd_gpu_index(
                 }
                 return None;
             };
-            f.gpus.push(Gpu {
-                vendor: Vendor::Amd,
-                index: 0,
-                pci_address: b,
-                device_id: node
-                    .device_id()
+            f.gpus.push(Gpu::new(
+                Vendor::Amd,
+                b,
+                node.device_id()
                     .map(|d| format!("0x{d:04x}"))
                     .unwrap_or_default(),
-                name: None,
-                gfx: None,
-                gfx_source: None,
-                compute_capability: None,
-                vram_bytes: None,
-                render_node: None,
-                kfd_node: None,
-                integrated: None,
-                numa_node: None,
-                pcie: None,
-                driver: None,
-                health: GpuHealth::default(),
-            });
+            ));
             Some(f.gpus.len() - 1)
         }
     }

@@ -116,21 +116,7 @@ fn wsl_amd(session: &dyn Session, f: &mut HostFacts) {
 
 fn dxg_gpu(vendor: Vendor, pci_address: String, device_id: String) -> Gpu {
     Gpu {
-        vendor,
-        index: 0,
-        pci_address,
-        device_id,
-        name: None,
-        gfx: None,
-        gfx_source: None,
-        compute_capability: None,
-        vram_bytes: None,
-        render_node: None,
-        kfd_node: None,
-        integrated: None,
-        numa_node: None,
-        pcie: None,
         driver: Some("dxg".into()),
-        health: GpuHealth::default(),
+        ..Gpu::new(vendor, pci_address, device_id)
     }
 }
