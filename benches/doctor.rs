@@ -29,7 +29,7 @@ fn probe_8_gpus(c: &mut Criterion) {
     c.bench_function("host probe of the h100-x8 fixture (open + reads)", |b| {
         b.iter(|| {
             let (host, session) =
-                rocmenv::host::open(Some(&root), std::time::Duration::from_secs(5))
+                rocmenv::host::open(Some(&root), std::time::Duration::from_secs(5), None)
                     .expect("fixture opens");
             rocmenv::host::probe(&host, &*session, &opts)
         })

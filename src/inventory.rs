@@ -22,13 +22,20 @@ pub fn read(
     sysroot: Option<&std::path::Path>,
     m: &Matrices,
 ) -> Result<HostFacts, crate::error::Error> {
-    let (root, session) = host::open(sysroot, std::time::Duration::from_secs(10))?;
+    let (root, session) = host::open(
+        sysroot,
+        std::time::Duration::from_secs(10),
+        Some(crate::runtime::hip_seen),
+    )?;
     Ok(probe(&root, session.as_ref(), m, &ProbeOptions::default()))
 }
 
 /// Names each GPU from its PCI id, and for a GPU whose driver is not loaded, takes its gfx target from the model.
 pub fn identify_gpus(m: &Matrices, f: &mut HostFacts) {
     for g in &mut f.gpus {
+        if host::is_dxg(g) && g.gfx.is_none() && g.vendor == Vendor::Amd {
+            identify_by_name(m, g);
+        }
         let Some(model) = m.gpu_by_pci(g.vendor, &g.device_id) else {
             continue;
         };
@@ -55,5 +62,18 @@ pub fn identify_gpus(m: &Matrices, f: &mut HostFacts) {
             // A GPU's vendor comes from its PCI id (`Vendor::from_pci`), never the CPU.
             Vendor::Cpu => {}
         }
+    }
+}
+
+/// A GPU that only the HIP runtime named (under WSL): its gfx target from the gpus.yaml model of that name, marked
+/// as such. Its PCI id stays unknown: nothing read it.
+fn identify_by_name(m: &Matrices, g: &mut host::Gpu) {
+    let Some(model) = g.name.as_deref().and_then(|n| m.gpu_by_name(g.vendor, n)) else {
+        return;
+    };
+    g.gfx = model.gfx;
+    g.gfx_source = model.gfx.map(|_| "name".to_string());
+    if g.integrated.is_none() {
+        g.integrated = Some(model.integrated);
     }
 }

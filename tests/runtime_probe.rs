@@ -247,3 +247,34 @@ fn bogus_library_paths_do_not_crash() {
         );
     }
 }
+
+/// The device list the host probe asks for under WSL, from the real runtime: without libamdhip64 it cannot be
+/// asked (an `Err` naming the library); with it and no GPU, HIP answers with no device and says why.
+#[test]
+fn the_hip_device_list_for_wsl_is_this_machines_real_answer() {
+    let seen = rocmenv::runtime::hip_seen();
+    if cfg!(target_env = "musl") {
+        assert!(seen.unwrap_err().contains("musl"));
+        return;
+    }
+    if !hip_here() {
+        assert!(std::env::var("ROCMENV_REQUIRE_HIP").as_deref() != Ok("1"));
+        assert!(seen.unwrap_err().contains("libamdhip64"));
+        return;
+    }
+    if Path::new("/dev/kfd").exists() {
+        eprintln!("skipped the no-device assertions: /dev/kfd exists, so a GPU may be visible");
+        assert!(seen.is_ok());
+        return;
+    }
+    let seen = seen.expect("the runtime loads");
+    assert!(seen.devices.is_empty(), "{seen:?}");
+    assert!(seen.runtime_version.is_some(), "{seen:?}");
+    assert!(
+        seen.error
+            .as_deref()
+            .unwrap_or("")
+            .starts_with("hipErrorNoDevice"),
+        "{seen:?}"
+    );
+}

@@ -126,13 +126,56 @@ fn a_gpu_on_amds_wsl_list_is_found_and_passes() {
     }
 }
 
-/// The RX 6800 XT tree: its rocminfo (a real WSL capture) fails with HSA_STATUS_ERROR_OUT_OF_RESOURCES, the way
-/// ROCm on WSL refuses a GPU off AMD's list, so no model can be named; doctor says the Windows driver exposes a GPU
-/// through /dev/dxg that ROCm 6.1.3 on WSL does not open, and names what AMD lists.
+fn doctor_at(root: &std::path::Path, deep: bool) -> DoctorReport {
+    let opts = DoctorOptions {
+        sysroot: Some(root.to_path_buf()),
+        deep,
+        ..DoctorOptions::default()
+    };
+    build_report(&opts).unwrap_or_else(|e| panic!("{}: {e}", root.display()))
+}
+
+/// A copy of the RX 6800 XT tree whose ROCm refuses the GPU: rocminfo fails with HSA_STATUS_ERROR_OUT_OF_RESOURCES
+/// (a real WSL capture, from an RX 7800 XT host, ROCm's answer for a GPU off AMD's WSL list) and HIP lists nothing.
+fn tree_whose_rocm_refuses_the_gpu() -> tempfile::TempDir {
+    let d = tempfile::tempdir().unwrap();
+    let ok = Command::new("cp")
+        .arg("-a")
+        .arg(fixture("wsl2-rx6800xt"))
+        .arg(d.path().join("h"))
+        .status()
+        .unwrap();
+    assert!(ok.success());
+    let capture =
+        std::fs::read_to_string(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(
+            "tests/fixtures/captures/rocminfo_err_wsl2_out_of_resources_rx7800xt_rocm6.4.2.txt",
+        ))
+        .unwrap();
+    let body: String = capture
+        .lines()
+        .filter(|l| !l.starts_with("# source:"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let rec = d.path().join("h/.rocmenv");
+    std::fs::write(rec.join("rocminfo.txt"), body).unwrap();
+    let yaml = std::fs::read_to_string(rec.join("recorded.yaml")).unwrap();
+    let yaml = yaml
+        .split("\nhip:")
+        .next()
+        .unwrap()
+        .replace("tools: {}", "tools:\n  rocminfo: rocminfo.txt");
+    let yaml = format!("{yaml}\nhip:\n  runtime_version: \"6.1.40093\"\n  devices: []\n  error: \"hipErrorNoDevice: no ROCm-capable device is detected\"\n");
+    std::fs::write(rec.join("recorded.yaml"), yaml).unwrap();
+    d
+}
+
+/// ROCm on WSL refuses the GPU: rocminfo fails and HIP lists none, so no model can be named; doctor says the
+/// Windows driver exposes a GPU through /dev/dxg that ROCm 6.1.3 on WSL does not open, and names what AMD lists.
 #[test]
-fn a_gpu_off_amds_wsl_list_is_judged_against_it() {
+fn a_gpu_rocm_on_wsl_refuses_is_judged_against_the_list() {
+    let d = tree_whose_rocm_refuses_the_gpu();
     for deep in [false, true] {
-        let r = doctor("wsl2-rx6800xt", deep);
+        let r = doctor_at(&d.path().join("h"), deep);
         assert!(r.facts.gpus.is_empty());
         let w = find(&r, "wsl.rocm-support");
         assert_eq!(w.status, Status::Fail, "{}", w.summary);
@@ -145,6 +188,42 @@ fn a_gpu_off_amds_wsl_list_is_judged_against_it() {
         assert!(w.fix.as_deref().unwrap().contains("Radeon RX 7900 XTX"));
         not_under_wsl_is_never_a_pass(&r);
         // Judged against the installed WSL release's series, not ROCm 10.1.0 ("no GPU found" against the newest).
+        assert_eq!(r.target["rocm"], "6.1.5");
+    }
+}
+
+/// The RX 6800 XT tree as its host was (ROCm/ROCm#3581): PyTorch, that is the HIP runtime, saw "AMD Radeon RX 6800
+/// XT". doctor finds it by that name, takes gfx1030 from gpus.yaml's RX 6900 XT / 6800 XT / 6800 model, and judges
+/// it against AMD's 6.1.3 WSL list (gfx1100 cards only): it runs, but AMD does not support it there, so a warning.
+#[test]
+fn the_rx_6800_xt_the_hip_runtime_names_is_judged_against_amds_wsl_list() {
+    for deep in [false, true] {
+        let r = doctor("wsl2-rx6800xt", deep);
+        assert_eq!(r.facts.gpus.len(), 1);
+        let g = &r.facts.gpus[0];
+        assert_eq!(g.name.as_deref(), Some("AMD Radeon RX 6800 XT"));
+        assert_eq!(g.gfx.map(|t| t.to_string()).as_deref(), Some("gfx1030"));
+        assert_eq!(g.gfx_source.as_deref(), Some("name"));
+        assert_eq!(g.pci_address, "dxg:0");
+        let hip = r.facts.evidence.hip.as_ref().unwrap();
+        assert_eq!(hip.runtime_version.as_deref(), Some("6.1.40093"));
+        let w = find(&r, "wsl.rocm-support");
+        assert_eq!(w.status, Status::Warn, "{}", w.summary);
+        assert!(
+            w.summary.contains("AMD Radeon RX 6800 XT")
+                && w.summary.contains("not on AMD's ROCm 6.1.3 on WSL list")
+                && w.summary.contains("gfx1030")
+                && w.summary.contains("HIP runtime opens it"),
+            "{}",
+            w.summary
+        );
+        assert!(w
+            .detail
+            .as_deref()
+            .unwrap()
+            .contains("Named by the HIP runtime"));
+        assert_eq!(find(&r, "gpu.present").status, Status::Pass);
+        not_under_wsl_is_never_a_pass(&r);
         assert_eq!(r.target["rocm"], "6.1.5");
     }
 }
@@ -248,12 +327,20 @@ fn env_dockerfile_and_run_follow_the_wsl_release() {
         "{e}"
     );
 
-    // The RX 6800 XT tree names no GPU: env says where it looked instead of calling it a host without one.
+    // The RX 6800 XT the HIP runtime names: its target from gpus.yaml, and no override (WSL ignores one).
     let o = rocmenv(&[
         "env",
         "--sysroot",
         fixture("wsl2-rx6800xt").to_str().unwrap(),
     ]);
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert!(out.contains("PYTORCH_ROCM_ARCH='gfx1030'"), "{out}");
+    assert!(!out.contains("HSA_OVERRIDE_GFX_VERSION="), "{out}");
+
+    // A tree whose ROCm refuses the GPU names none: env says where it looked instead of calling it a host without one.
+    let d = tree_whose_rocm_refuses_the_gpu();
+    let o = rocmenv(&["env", "--sysroot", d.path().join("h").to_str().unwrap()]);
     let (_, err) = text(&o);
     assert_ne!(o.status.code(), Some(0));
     assert!(

@@ -164,20 +164,7 @@ fn judge_gpu(cx: &Context, w: &WslRelease, g: &Gpu) -> Finding {
             Some(t) => format!("AMD lists only some {t} models for WSL"),
             None => "its gfx target is unknown".to_string(),
         };
-        Finding::new(
-            ROCM_ID,
-            AREA,
-            Status::Fail,
-            format!(
-                "{label} is not on AMD's ROCm {} on WSL list: {why}",
-                w.release
-            ),
-        )
-        .detail(format!(
-            "{}. HSA_OVERRIDE_GFX_VERSION does not help: WSL uses the Windows driver",
-            wsl_terms(w)
-        ))
-        .fix("use a GPU on AMD's list, or run ROCm on native Linux")
+        off_the_list(cx, w, g, &label, &why)
     };
     let f = f.subject(g.pci_address.clone());
     match (distro_ok, f.status) {
@@ -191,6 +178,52 @@ fn judge_gpu(cx: &Context, w: &WslRelease, g: &Gpu) -> Finding {
         },
         _ => f,
     }
+}
+
+/// A GPU AMD does not list for the WSL release. The runtime refusing it fails; the HIP runtime opening it (as PyTorch
+/// does) is a warning: it runs, but nothing AMD tests.
+fn off_the_list(cx: &Context, w: &WslRelease, g: &Gpu, label: &str, why: &str) -> Finding {
+    let by_hip = g.gfx_source.as_deref() == Some("name")
+        || (g.gfx.is_none()
+            && cx
+                .facts
+                .evidence
+                .hip
+                .as_ref()
+                .is_some_and(|h| !h.devices.is_empty()));
+    let named = match (by_hip, g.gfx_source.as_deref()) {
+        (true, Some("name")) => " Named by the HIP runtime (rocminfo named no GPU); its target comes from gpus.yaml by that name.",
+        (true, _) => " Named by the HIP runtime (rocminfo named no GPU).",
+        _ => "",
+    };
+    let detail = format!(
+        "{}. HSA_OVERRIDE_GFX_VERSION does not help: WSL uses the Windows driver.{named}",
+        wsl_terms(w)
+    );
+    if by_hip {
+        return Finding::new(
+            ROCM_ID,
+            AREA,
+            Status::Warn,
+            format!(
+                "{label} is not on AMD's ROCm {} on WSL list: {why}; the HIP runtime opens it, but AMD does not support it under WSL",
+                w.release
+            ),
+        )
+        .detail(detail)
+        .fix("expect what AMD does not test to fail: use a GPU on AMD's list, or run ROCm on native Linux");
+    }
+    Finding::new(
+        ROCM_ID,
+        AREA,
+        Status::Fail,
+        format!(
+            "{label} is not on AMD's ROCm {} on WSL list: {why}",
+            w.release
+        ),
+    )
+    .detail(detail)
+    .fix("use a GPU on AMD's list, or run ROCm on native Linux")
 }
 
 /// No GPU found, though WSL may expose one: rocminfo's own words, against the release's list.

@@ -529,6 +529,40 @@ pub struct Evidence {
     pub rocm_smi: Option<ToolEvidence>,
     /// `nvidia-smi`.
     pub nvidia_smi: Option<ToolEvidence>,
+    /// The HIP runtime's own device list: asked only under WSL when rocminfo named no GPU.
+    pub hip: Option<HipSeen>,
+}
+
+/// What the HIP runtime listed. Under WSL the runtime reaches the GPU through `/dev/dxg` and names it as PyTorch does
+/// (`torch.cuda.get_device_name` is HIP's device name), so it names a GPU rocminfo's capture may lack. A host tree
+/// records it as `hip:` in `.rocmenv/recorded.yaml`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HipSeen {
+    /// `hipRuntimeGetVersion`, decoded (`6.1.40093`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runtime_version: Option<String>,
+    /// The devices, in HIP's order.
+    #[serde(default)]
+    pub devices: Vec<HipSeenDevice>,
+    /// The error that stopped the listing (`hipErrorNoDevice: no ROCm-capable device is detected`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// One device as HIP lists it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HipSeenDevice {
+    /// `hipDeviceProp_t.name` (`AMD Radeon RX 6800 XT`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// `hipDeviceGetPCIBusId`, when it answers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pci_bus_id: Option<String>,
+    /// `hipDeviceTotalMem`, bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_total: Option<u64>,
 }
 
 /// What one tool said.

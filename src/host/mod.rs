@@ -13,16 +13,18 @@ pub use probe::{
 };
 pub use root::{Asked, HostRoot, ReadError, Recording, Seen, MAX_READ};
 pub use session::{
-    Identity, LiveSession, NodeMeta, RecordedFacts, RecordedOutcome, RecordedSession,
+    HipLister, Identity, LiveSession, NodeMeta, RecordedFacts, RecordedOutcome, RecordedSession,
     RecordingSession, Session, ToolRun, RECORDED_FILE,
 };
 
 /// Opens the host a command reads: the running one, or a tree under `sysroot` (refused when it lacks the files
 /// every host has) with its recorded facts. A `sysroot` that is a file is a bundle (`rocmenv collect`), unpacked
-/// into a temporary directory that lives as long as the returned root.
+/// into a temporary directory that lives as long as the returned root. `hip` lists the HIP runtime's devices on the
+/// running host (a tree answers from its record).
 pub fn open(
     sysroot: Option<&std::path::Path>,
     tool_timeout: std::time::Duration,
+    hip: Option<HipLister>,
 ) -> Result<(HostRoot, Box<dyn Session>), crate::error::Error> {
     let root = match sysroot {
         Some(p) => {
@@ -37,7 +39,7 @@ pub fn open(
         None => HostRoot::live(),
     };
     let session: Box<dyn Session> = if root.is_live() {
-        Box::new(LiveSession { tool_timeout })
+        Box::new(LiveSession { tool_timeout, hip })
     } else {
         Box::new(RecordedSession::open(&root))
     };

@@ -1,7 +1,7 @@
 //! Facts no file shows — who runs rocmenv, its environment, device-node owners, tool output —
 //! behind one trait with a live and a recorded implementation.
 
-use super::facts::ToolOutcome;
+use super::facts::{HipSeen, ToolOutcome};
 use super::root::HostRoot;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -57,14 +57,22 @@ pub trait Session {
     /// Runs a tool (`rocminfo`, `nvidia-smi`) at `path`, the file PATH lookup found (`None`: not on PATH, so it is
     /// not run), or returns its recorded output.
     fn run_tool(&self, tool: &str, path: Option<&str>) -> ToolRun;
+    /// What the HIP runtime lists (live: asks it; a tree: its recorded `hip:`), or why it was not asked.
+    fn hip_devices(&self) -> Result<HipSeen, String>;
     /// Why a fact is unknown in this session (shown in skips).
     fn describe(&self) -> String;
 }
+
+/// Asks the HIP runtime for its devices. The runtime module provides it: the host layer cannot import the runtime
+/// (which reads the host), so whoever opens a live host hands it in.
+pub type HipLister = fn() -> Result<HipSeen, String>;
 
 /// The running host.
 pub struct LiveSession {
     /// How long an external tool may run.
     pub tool_timeout: Duration,
+    /// The HIP runtime's device list; `None`: not asked in this session.
+    pub hip: Option<HipLister>,
 }
 
 impl Session for LiveSession {
@@ -108,6 +116,13 @@ impl Session for LiveSession {
             // A tool named with its arguments (`nvidia-smi -q -x`) runs the file found for its first word with them.
             Some(path) => run_with_timeout(tool, path, self.tool_timeout),
             None => ToolRun::NotRun(format!("{tool} is not on PATH")),
+        }
+    }
+
+    fn hip_devices(&self) -> Result<HipSeen, String> {
+        match self.hip {
+            Some(list) => list(),
+            None => Err("the HIP runtime is not asked by this command".into()),
         }
     }
 
@@ -191,6 +206,9 @@ pub struct RecordedFacts {
         with = "serde_yaml_ng::with::singleton_map_recursive"
     )]
     pub outcomes: BTreeMap<String, RecordedOutcome>,
+    /// What the HIP runtime listed, where it was asked (under WSL, when rocminfo named no GPU).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hip: Option<HipSeen>,
 }
 
 /// How a recorded tool ended, in `recorded.yaml`: `{exit: 0}`, `signalled`, `{timed_out: 10}`,
@@ -365,6 +383,14 @@ impl Session for RecordingSession<'_> {
         run
     }
 
+    fn hip_devices(&self) -> Result<HipSeen, String> {
+        let seen = self.inner.hip_devices();
+        if let Ok(h) = &seen {
+            self.facts().hip = Some(h.clone());
+        }
+        seen
+    }
+
     fn describe(&self) -> String {
         self.inner.describe()
     }
@@ -483,6 +509,14 @@ impl Session for RecordedSession {
         }
     }
 
+    fn hip_devices(&self) -> Result<HipSeen, String> {
+        match &self.recorded {
+            Some(RecordedFacts { hip: Some(h), .. }) => Ok(h.clone()),
+            Some(_) => Err(format!("{RECORDED_FILE} records no HIP device list")),
+            None => Err(self.describe()),
+        }
+    }
+
     fn describe(&self) -> String {
         match (&self.recorded, &self.problem) {
             (_, Some(p)) => p.clone(),
@@ -531,6 +565,16 @@ mod tests {
                 _ => ToolRun::NotRun(format!("{tool} is not on PATH")),
             }
         }
+        fn hip_devices(&self) -> Result<HipSeen, String> {
+            Ok(HipSeen {
+                runtime_version: Some("6.1.40093".into()),
+                devices: vec![crate::host::HipSeenDevice {
+                    name: Some("AMD Radeon RX 6800 XT".into()),
+                    ..Default::default()
+                }],
+                error: None,
+            })
+        }
         fn describe(&self) -> String {
             "fixed".into()
         }
@@ -547,6 +591,7 @@ mod tests {
         let id = rec.identity();
         let env = rec.env();
         let node = rec.node_meta("/dev/kfd");
+        let hip = rec.hip_devices();
         let (facts, outputs) = rec.into_recorded();
         let d = tempfile::tempdir().unwrap();
         std::fs::create_dir(d.path().join(".rocmenv")).unwrap();
@@ -567,6 +612,7 @@ mod tests {
         assert_eq!(back.identity(), id);
         assert_eq!(back.env(), env);
         assert_eq!(back.node_meta("/dev/kfd"), node);
+        assert_eq!(back.hip_devices(), hip);
     }
 
     #[test]

@@ -178,6 +178,18 @@ impl Matrices {
             .find(|g| g.vendor == vendor && g.pci_ids.contains(&id))
     }
 
+    /// The GPU model a runtime's device name names (`AMD Radeon RX 6800 XT` is one of "AMD Radeon RX 6900 XT /
+    /// 6800 XT / 6800"): compared without the vendor, case, spaces or a parenthesis (`(Navi 23)`).
+    pub fn gpu_by_name(&self, vendor: Vendor, name: &str) -> Option<&GpuModel> {
+        let want = model_key(name);
+        if want.is_empty() {
+            return None;
+        }
+        self.gpus.gpus.iter().find(|g| {
+            g.vendor == vendor && model_names(&g.name).iter().any(|n| model_key(n) == want)
+        })
+    }
+
     /// What is known about a gfx target.
     pub fn gfx_info(&self, target: GfxTarget) -> Option<&GfxTargetInfo> {
         self.gpus.gfx_targets.iter().find(|t| t.target == target)
@@ -493,5 +505,83 @@ pub fn nearest(spec: &str, all: &[String]) -> String {
         (false, true) if !list.is_empty() => format!("{list} ({spec} is newer than any listed)"),
         (true, false) => format!("{list} ({spec} is older than any listed)"),
         _ => list,
+    }
+}
+
+/// Every name a combined model name stands for: "AMD Radeon RX 6900 XT / 6800 XT / 6800" is the RX 6900 XT, the
+/// RX 6800 XT and the RX 6800 (an alternative without the family takes the first name's, up to its first number).
+fn model_names(name: &str) -> Vec<String> {
+    let mut alts = name.split(" / ");
+    let Some(first) = alts.next() else {
+        return vec![];
+    };
+    let family_end = first
+        .split_whitespace()
+        .take_while(|w| !w.chars().any(|c| c.is_ascii_digit()))
+        .map(|w| w.len() + 1)
+        .sum::<usize>()
+        .min(first.len());
+    let family = &first[..family_end];
+    let mut out = vec![first.to_string()];
+    for alt in alts {
+        out.push(alt.to_string());
+        out.push(format!("{family}{alt}"));
+    }
+    out
+}
+
+/// A model name reduced for comparison: no vendor word, no parenthesis, no spaces, lower case.
+fn model_key(name: &str) -> String {
+    let n = name
+        .split(" (")
+        .next()
+        .unwrap_or(name)
+        .trim()
+        .to_ascii_lowercase();
+    let n = ["amd ", "nvidia "]
+        .iter()
+        .find_map(|p| n.strip_prefix(p))
+        .unwrap_or(&n);
+    n.chars().filter(|c| !c.is_whitespace()).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_runtime_name_finds_its_model_among_a_combined_name() {
+        let m = Matrices::embedded().unwrap();
+        let by = |n: &str| m.gpu_by_name(Vendor::Amd, n).map(|g| g.name.as_str());
+        let navi21 = Some("AMD Radeon RX 6900 XT / 6800 XT / 6800");
+        assert_eq!(by("AMD Radeon RX 6800 XT"), navi21);
+        assert_eq!(by("AMD Radeon RX 6800"), navi21);
+        assert_eq!(by("amd radeon rx 6900xt"), navi21);
+        assert_eq!(
+            by("AMD Radeon RX 7700 XT"),
+            Some("AMD Radeon RX 7800 XT / 7700 XT")
+        );
+        assert_eq!(
+            by("AMD Radeon RX 6650 XT"),
+            Some("AMD Radeon RX 6650 XT (Navi 23)")
+        );
+        assert_eq!(by("AMD Radeon RX 6800 XTX"), None);
+        assert_eq!(by("AMD Radeon RX"), None);
+        assert_eq!(by(""), None);
+        assert!(m
+            .gpu_by_name(Vendor::Nvidia, "AMD Radeon RX 6800 XT")
+            .is_none());
+    }
+
+    #[test]
+    fn a_combined_name_stands_for_each_model_with_the_family_of_the_first() {
+        assert_eq!(
+            model_names("AMD Instinct MI250 / MI250X"),
+            ["AMD Instinct MI250", "MI250X", "AMD Instinct MI250X"]
+        );
+        assert_eq!(
+            model_names("AMD Radeon PRO W6800"),
+            ["AMD Radeon PRO W6800"]
+        );
     }
 }

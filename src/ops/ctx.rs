@@ -107,6 +107,7 @@ impl Ctx {
         host::open(
             self.host_spec.sysroot.as_deref(),
             self.host_spec.tool_timeout,
+            Some(crate::runtime::hip_seen),
         )
     }
 

@@ -228,6 +228,50 @@ pub fn probe_all(opts: &RuntimeOptions) -> RuntimeReport {
     RuntimeReport { cuda, hip }
 }
 
+/// The HIP runtime's device list for the host probe (`host::HipLister`): names and PCI ids only, no round trip.
+/// Under WSL this is what names an AMD GPU when rocminfo does not. `Err` when the runtime could not be asked.
+pub fn hip_seen() -> Result<crate::host::HipSeen, String> {
+    if cfg!(target_env = "musl") {
+        return Err(STATIC_NOTE.to_string());
+    }
+    let opts = RuntimeOptions {
+        round_trip: false,
+        kernel: false,
+        ..RuntimeOptions::from_env()
+    };
+    let p = loaded::guard("hip", hip::backend_name(), || hip::probe(&opts));
+    hip_seen_of(&p)
+}
+
+/// The device list a HIP probe gave, in the host probe's terms.
+fn hip_seen_of(p: &RuntimeProbe) -> Result<crate::host::HipSeen, String> {
+    if matches!(
+        p.status,
+        ProbeStatus::LibraryMissing | ProbeStatus::Unsupported
+    ) {
+        return Err(p
+            .note
+            .clone()
+            .unwrap_or_else(|| "no HIP runtime library".into()));
+    }
+    Ok(crate::host::HipSeen {
+        runtime_version: p.runtime_version.clone(),
+        devices: p
+            .devices
+            .iter()
+            .map(|d| crate::host::HipSeenDevice {
+                name: d.name.clone(),
+                pci_bus_id: d.pci_bus_id.clone(),
+                memory_total: d.memory_total,
+            })
+            .collect(),
+        error: p
+            .error
+            .as_ref()
+            .map(|e| format!("{}: {}", e.name, e.message)),
+    })
+}
+
 /// Why a musl build does not probe: the libraries it would load are glibc's.
 const STATIC_NOTE: &str = "this rocmenv is a musl build, which cannot load the glibc-built libcuda or libamdhip64: use a glibc build for runtime probes (the portable one from scripts/build-portable runs on glibc ≥ 2.17)";
 

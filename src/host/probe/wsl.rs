@@ -1,6 +1,8 @@
 //! WSL 2: the GPUs are on no PCI bus Linux can see. The Windows driver shows them through `/dev/dxg`, and only the
 //! vendors' own tools name them: NVIDIA's `nvidia-smi` (in `/usr/lib/wsl/lib`, put there by the Windows driver) and
 //! AMD's `rocminfo` (ROCm on WSL). Both are read here, without `--deep`, because on WSL nothing else names a GPU.
+//! Where rocminfo names no AMD GPU, the HIP runtime is asked: it is what PyTorch reports on WSL, and it may name a GPU
+//! that rocminfo does not (a tree whose rocminfo capture failed, but whose PyTorch saw the card).
 
 use super::deep::{nvidia_smi_summary, pci_address_of_bus_id, rocminfo_error_text};
 use crate::host::facts::*;
@@ -29,6 +31,39 @@ pub(super) fn probe_wsl_gpus(root: &HostRoot, session: &dyn Session, f: &mut Hos
     }
     wsl_nvidia(root, session, f);
     wsl_amd(session, f);
+    if !f.gpus.iter().any(|g| g.vendor == Vendor::Amd) && wants_rocm(f) {
+        wsl_hip(session, f);
+    }
+}
+
+/// True when an AMD GPU could be there: ROCm is installed, or rocminfo ran.
+fn wants_rocm(f: &HostFacts) -> bool {
+    !f.rocm_installs.is_empty() || f.evidence.rocminfo.is_some()
+}
+
+/// The GPUs the HIP runtime lists, named as HIP names them (`AMD Radeon RX 6800 XT`); their gfx target comes later,
+/// from gpus.yaml by that name (`inventory`).
+fn wsl_hip(session: &dyn Session, f: &mut HostFacts) {
+    let seen = match session.hip_devices() {
+        Ok(h) => h,
+        Err(why) => {
+            f.unavailable("wsl hip", why);
+            return;
+        }
+    };
+    let first = f.gpus.len();
+    for (n, d) in seen.devices.iter().enumerate() {
+        let address = d
+            .pci_bus_id
+            .as_deref()
+            .and_then(pci_address_of_bus_id)
+            .unwrap_or_else(|| dxg_address(first + n));
+        let mut g = dxg_gpu(Vendor::Amd, address, "unknown".into());
+        g.name = d.name.clone().filter(|m| !m.trim().is_empty());
+        g.vram_bytes = d.memory_total;
+        f.gpus.push(g);
+    }
+    f.evidence.hip = Some(seen);
 }
 
 fn wsl_nvidia(root: &HostRoot, session: &dyn Session, f: &mut HostFacts) {
