@@ -110,8 +110,9 @@ pub enum Command {
     Build(BuildArgs),
     /// Run a command in an image with this host's GPUs mapped.
     ///
-    /// Run a command in an image with this host's GPUs mapped (AMD: /dev/kfd, render nodes, video/render groups;
-    /// NVIDIA: a GPU device request) and the variables `rocmenv env` computes, like a long `docker run` line.
+    /// Run a command in an image with this host's GPUs mapped (AMD: /dev/kfd, render nodes, video/render groups, or
+    /// under WSL2 /dev/dxg and the host's ROCm-on-WSL libraries; NVIDIA: a GPU device request) and the variables
+    /// `rocmenv env` computes, like a long `docker run` line.
     ///
     /// Exit codes, like `docker run`: the command's own code, 124 it outlived --timeout, 125 rocmenv itself failed
     /// (bad flags, daemon unreachable, image missing), 130 Ctrl-C, 143 SIGTERM. The container is removed in every case.

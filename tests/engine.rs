@@ -28,6 +28,8 @@ fn cpu_spec(image: &str, cmd: &[&str]) -> RunSpec {
             security: rocmenv::engine::Security::Default,
             ipc_host: false,
             shm_size: 64 << 20,
+            mounts: vec![],
+            env: vec![],
             gpu_request: None,
             gpus: Vec::new(),
         },

@@ -89,8 +89,25 @@ fn gpu_runtime(cx: &Context) -> Finding {
         return Finding::new(ID, AREA, Status::Skip, "no GPU to hand to containers");
     }
     if !has_nvidia && cx.facts.amd_gpus().all(crate::host::is_dxg) {
-        // ROCm on WSL: no /dev/kfd or render nodes to pass; a container needs /dev/dxg and WSL's libraries.
-        return Finding::new(ID, AREA, Status::Skip, "AMD GPUs in containers: not under WSL as rocmenv maps them (/dev/kfd and render nodes); a container reaches a ROCm-on-WSL GPU through /dev/dxg and WSL's libraries, which rocmenv run does not map");
+        // ROCm on WSL: no runtime to install; what counts is what `rocmenv run` maps (/dev/dxg and host libraries).
+        return match crate::engine::dxg_mapping(cx.facts) {
+            Ok(d) => Finding::new(
+                ID,
+                AREA,
+                Status::Pass,
+                format!(
+                    "containers can get the AMD GPU through /dev/dxg and {}: rocmenv run passes {}",
+                    d.via,
+                    d.docker_flags()
+                ),
+            ),
+            Err(e) => Finding::new(
+                ID,
+                AREA,
+                Status::Fail,
+                format!("a container cannot reach the AMD GPU under WSL2: {e}"),
+            ),
+        };
     }
     let mut parts = Vec::new();
     if !runtimes.is_empty() {

@@ -1,5 +1,6 @@
 //! Which host devices a container gets, per vendor: a pure function of the host facts, unit-tested on captured hosts.
 
+use super::mount::Mount;
 use super::seccomp::{strict_security_opt, Security};
 use crate::host::{Gpu, HostFacts};
 use crate::vendor::Vendor;
@@ -36,6 +37,11 @@ pub struct DeviceMap {
     pub ipc_host: bool,
     /// `/dev/shm` size in bytes (PyTorch DataLoader workers pass tensors through it).
     pub shm_size: u64,
+    /// Host files bound into the container (ROCm on WSL: WSL's libdxcore.so and the host's HSA runtime or ROCDXG
+    /// bridge), read-only.
+    pub mounts: Vec<Mount>,
+    /// Variables the mapping needs (`HSA_ENABLE_DXG_DETECTION=1` with the ROCDXG bridge); `-e` overrides them.
+    pub env: Vec<(String, String)>,
     /// NVIDIA's device request.
     pub gpu_request: Option<GpuRequest>,
     /// The GPUs the container gets, as messages name them (`GPU 0 (AMD Instinct MI210, 0000:e3:00.0)`).
@@ -96,6 +102,8 @@ pub fn device_map(
         security,
         ipc_host: false,
         shm_size: shm_size(facts.memory_bytes),
+        mounts: Vec::new(),
+        env: Vec::new(),
         gpu_request: None,
         gpus: Vec::new(),
     };
@@ -112,7 +120,8 @@ pub fn device_map(
     Ok(m)
 }
 
-/// Maps the AMD GPUs `gpu` selects: /dev/kfd and each render node, the groups that own them, IPC and seccomp.
+/// Maps the AMD GPUs `gpu` selects: /dev/kfd and each render node, the groups that own them, IPC and seccomp; under
+/// WSL2 /dev/dxg and the host libraries AMD's instructions bind in instead (`dxg.rs`).
 fn map_amd(
     m: &mut DeviceMap,
     facts: &HostFacts,
@@ -122,17 +131,22 @@ fn map_amd(
     let gpus = amd_selection(facts, gpu)?;
     if gpus.is_empty() {
         return Err(if facts.wsl {
-            "this WSL2 host has no AMD GPU on a PCI bus Linux can see: WSL2 reaches the GPU only through /dev/dxg, which rocmenv does not map (use --vendor cpu, or run on a Linux ROCm host)".into()
+            "this WSL2 host shows no AMD GPU: under WSL2 only ROCm's rocminfo names one, and it named none here (install ROCm for WSL, or use --vendor cpu)".into()
         } else {
             "this host has no AMD GPU (use --vendor cpu, or run on a ROCm host)".into()
         });
     }
-    if let Some(g) = gpus.iter().find(|g| crate::host::is_dxg(g)) {
-        // ROCm on WSL has no /dev/kfd or render nodes: the container needs /dev/dxg and WSL's libraries instead.
-        return Err(format!(
-            "{} is reached through WSL's /dev/dxg, which rocmenv run does not map (it maps /dev/kfd and render nodes, which WSL does not have): map /dev/dxg and the WSL libraries as AMD's ROCm-on-WSL guide shows, or use --vendor cpu",
-            g.label()
-        ));
+    if gpus.iter().any(|g| crate::host::is_dxg(g)) {
+        // ROCm on WSL has no /dev/kfd or render nodes: the container gets /dev/dxg and the host's libraries.
+        super::dxg::check_dxg_selection(facts, gpu)?;
+        let d = super::dxg::dxg_mapping(facts)?;
+        m.devices = d.devices;
+        m.mounts = d.mounts;
+        m.env = d.env;
+        m.gpus = gpus.iter().map(|g| g.label()).collect();
+        m.security_opt.push("seccomp=unconfined".into());
+        m.ipc_host = true;
+        return Ok(());
     }
     let kfd = facts.device_nodes.kfd.as_ref();
     m.devices
@@ -286,6 +300,73 @@ mod tests {
         let (f, g) = fixture("ryzen5600g-igpu-rx6800-mint21");
         let m = device_map(&f, Vendor::Amd, None, &g, false, Security::Default).unwrap();
         assert_eq!(m.devices.len(), 2, "{:?}", m.devices);
+    }
+
+    /// Issue 34: an AMD GPU under WSL2 gets /dev/dxg and the host libraries AMD's WSL `docker run` binds in, no
+    /// /dev/kfd or render node, no groups.
+    #[test]
+    fn a_wsl_amd_gpu_gets_dxg_and_amds_library_binds() {
+        let (f, g) = fixture("wsl2-rx7900gre");
+        let m = device_map(&f, Vendor::Amd, None, &g, false, Security::Default).unwrap();
+        assert_eq!(m.devices, ["/dev/dxg"]);
+        let binds: Vec<String> = m
+            .mounts
+            .iter()
+            .map(|b| format!("{}:{}:{}", b.source, b.container, b.read_only))
+            .collect();
+        assert_eq!(
+            binds,
+            [
+                "/usr/lib/wsl/lib/libdxcore.so:/usr/lib/libdxcore.so:true",
+                "/opt/rocm/lib/libhsa-runtime64.so.1:/opt/rocm/lib/libhsa-runtime64.so.1:true"
+            ]
+        );
+        assert!(m.env.is_empty() && m.group_add.is_empty() && m.gpu_request.is_none());
+        assert_eq!(m.security_opt, ["seccomp=unconfined"]);
+        assert!(m.ipc_host);
+        assert_eq!(m.gpus.len(), 1);
+        assert!(m.gpus[0].contains("AMD Radeon RX 7900 GRE"), "{:?}", m.gpus);
+        // The one GPU can be named; a GPU that is not there cannot.
+        assert!(device_map(&f, Vendor::Amd, Some(0), &g, false, Security::Default).is_ok());
+        assert!(device_map(&f, Vendor::Amd, Some(1), &g, false, Security::Default).is_err());
+        // Strict swaps seccomp for the profile and keeps the mapping.
+        let s = device_map(&f, Vendor::Amd, None, &g, false, Security::Strict).unwrap();
+        assert_eq!(
+            (s.devices, s.mounts, s.security_opt),
+            (m.devices, m.mounts, vec![strict_security_opt()])
+        );
+    }
+
+    #[test]
+    fn a_wsl_host_without_a_library_is_one_line_naming_it() {
+        let (mut f, g) = fixture("wsl2-rx7900gre");
+        f.device_nodes
+            .dxg_libs
+            .retain(|l| l != crate::host::WSL_LIBHSA);
+        let e = device_map(&f, Vendor::Amd, None, &g, false, Security::Default).unwrap_err();
+        assert!(
+            e.starts_with("/opt/rocm/lib/libhsa-runtime64.so.1 is missing: install ROCm for WSL")
+                && !e.contains('\n'),
+            "{e}"
+        );
+        f.device_nodes.dxg_libs.clear();
+        let e = device_map(&f, Vendor::Amd, None, &g, false, Security::Default).unwrap_err();
+        assert!(
+            e.starts_with("/usr/lib/wsl/lib/libdxcore.so is missing"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn two_wsl_gpus_cannot_be_picked_apart_with_gpu() {
+        let (mut f, g) = fixture("wsl2-rx7900gre");
+        let mut second = f.gpus[0].clone();
+        second.pci_address = crate::host::dxg_address(1);
+        f.gpus.push(second);
+        let all = device_map(&f, Vendor::Amd, None, &g, false, Security::Default).unwrap();
+        assert_eq!((all.devices.len(), all.gpus.len()), (1, 2));
+        let e = device_map(&f, Vendor::Amd, Some(1), &g, false, Security::Default).unwrap_err();
+        assert!(e.contains("HIP_VISIBLE_DEVICES=1"), "{e}");
     }
 
     #[test]

@@ -1,18 +1,10 @@
 //! The `docker run` line equivalent to a `RunSpec`, for `rocmenv run --print` (people paste it into scripts).
 
+use super::mount::{shell_word as word, Mount};
 use super::run::RunSpec;
 
 /// The file name `--print` gives the strict seccomp profile; the docs say where to get it.
 pub const STRICT_PROFILE_FILE: &str = "rocm-strict.json";
-
-/// Quotes a word only when the shell would otherwise change it. A NUL cannot reach a shell line (the values are
-/// checked before a run is planned), so it is shown escaped rather than refused here.
-fn word(w: &str) -> String {
-    match shlex::try_quote(w) {
-        Ok(q) => q.into_owned(),
-        Err(_) => format!("'{}'", w.escape_default()),
-    }
-}
 
 /// `docker run --rm …` with the same devices, groups, options, environment, mounts and command.
 pub fn docker_run_line(spec: &RunSpec) -> String {
@@ -56,16 +48,10 @@ pub fn docker_run_line(spec: &RunSpec) -> String {
         a.push(format!("--memory={mem}"));
         a.push(format!("--memory-swap={mem}"));
     }
-    for (k, v) in &spec.env {
+    for (k, v) in &spec.container_env() {
         a.push(format!("-e {}", word(&format!("{k}={v}"))));
     }
-    for b in &spec.mounts {
-        let ro = if b.read_only { ":ro" } else { "" };
-        a.push(format!(
-            "-v {}",
-            word(&format!("{}:{}{ro}", b.source, b.container))
-        ));
-    }
+    a.extend(spec.container_mounts().map(Mount::docker_flag));
     a.push(word(&spec.image));
     a.extend(spec.command.iter().map(|c| word(c)));
     a.join(" ")
@@ -105,6 +91,8 @@ mod tests {
             security: Security::Default,
             ipc_host: true,
             shm_size: 8 << 30,
+            mounts: vec![],
+            env: vec![],
             gpu_request: None,
             gpus: Vec::new(),
         };
@@ -126,6 +114,8 @@ mod tests {
             security: Security::Default,
             ipc_host: true,
             shm_size: 1 << 30,
+            mounts: vec![],
+            env: vec![],
             gpu_request: Some(GpuRequest {
                 driver: "nvidia".into(),
                 count: None,
@@ -144,6 +134,49 @@ mod tests {
         assert!(docker_run_line(&spec(m)).contains("--device='nvidia.com/gpu=all'"));
     }
 
+    /// Issue 34: a ROCm-on-WSL mapping prints /dev/dxg, the library binds and the mapping's variable, which an `-e`
+    /// of the same name replaces.
+    #[test]
+    fn a_wsl_line_has_dxg_the_library_binds_and_the_mappings_env() {
+        let bind = |s: &str, c: &str| crate::engine::Mount {
+            kind: crate::engine::MountKind::Bind,
+            source: s.into(),
+            container: c.into(),
+            read_only: true,
+        };
+        let m = DeviceMap {
+            vendor: Vendor::Amd,
+            devices: vec!["/dev/dxg".into()],
+            group_add: vec![],
+            security_opt: vec!["seccomp=unconfined".into()],
+            security: Security::Default,
+            ipc_host: true,
+            shm_size: 8 << 30,
+            mounts: vec![
+                bind("/usr/lib/wsl/lib/libdxcore.so", "/usr/lib/libdxcore.so"),
+                bind("/opt/rocm/lib/librocdxg.so", "/usr/lib/librocdxg.so"),
+            ],
+            env: vec![("HSA_ENABLE_DXG_DETECTION".into(), "1".into())],
+            gpu_request: None,
+            gpus: Vec::new(),
+        };
+        let mut s = spec(m);
+        assert_eq!(
+            docker_run_line(&s),
+            "docker run --rm --device=/dev/dxg --security-opt='seccomp=unconfined' --ipc=host \
+             -e 'HSA_ENABLE_DXG_DETECTION=1' -e 'HSA_OVERRIDE_GFX_VERSION=10.3.0' \
+             -v /usr/lib/wsl/lib/libdxcore.so:/usr/lib/libdxcore.so:ro \
+             -v /opt/rocm/lib/librocdxg.so:/usr/lib/librocdxg.so:ro rocm/pytorch:latest \
+             python3 -c 'import torch; print(torch.cuda.is_available())'"
+        );
+        s.env.push(("HSA_ENABLE_DXG_DETECTION".into(), "0".into()));
+        let line = docker_run_line(&s);
+        assert!(
+            line.contains("-e 'HSA_ENABLE_DXG_DETECTION=0'") && !line.contains("DETECTION=1"),
+            "{line}"
+        );
+    }
+
     #[test]
     fn a_strict_line_names_the_profile_file_and_sizes_shm() {
         let m = DeviceMap {
@@ -154,6 +187,8 @@ mod tests {
             security: Security::Strict,
             ipc_host: false,
             shm_size: 8 << 30,
+            mounts: vec![],
+            env: vec![],
             gpu_request: None,
             gpus: Vec::new(),
         };

@@ -5,6 +5,7 @@ use super::connect::Engine;
 use super::devices::DeviceMap;
 use super::fault::describe;
 use super::image::ensure_image;
+use super::mount::{Mount, MountKind};
 use super::owner::Owner;
 use super::signals::StopSignals;
 use crate::error::{Error, StopSignal, EXIT_RUN_FAILED, EXIT_TIMEOUT};
@@ -25,29 +26,6 @@ pub const MANAGED_LABEL: &str = "rocmenv.managed";
 pub const RUN_ID_LABEL: &str = "rocmenv.run-id";
 /// The outcome keeps at most this much of the output (the tail), so a chatty workload cannot exhaust memory.
 const MAX_KEPT_LOG: usize = 8 << 20;
-
-/// What a mount's source is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum MountKind {
-    /// An absolute host path; the daemon refuses one that does not exist (it never creates it).
-    Bind,
-    /// A named volume; the daemon creates it on first use.
-    Volume,
-}
-
-/// A host path or a named volume mounted into the container.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Mount {
-    /// Bind or named volume.
-    pub kind: MountKind,
-    /// The host path (absolute) or the volume's name.
-    pub source: String,
-    /// Path inside the container (absolute).
-    pub container: String,
-    /// Mounted read-only.
-    pub read_only: bool,
-}
 
 /// One container to run.
 #[derive(Debug, Clone, Serialize)]
@@ -71,6 +49,26 @@ pub struct RunSpec {
     /// Files copied into the container before it starts (through the API, so a remote daemon works too).
     #[serde(skip)]
     pub uploads: Vec<Upload>,
+}
+
+impl RunSpec {
+    /// The container's environment: the device mapping's variables, then the spec's (an `-e` of the same name wins).
+    pub fn container_env(&self) -> Vec<(String, String)> {
+        let mut env: Vec<(String, String)> = self
+            .devices
+            .env
+            .iter()
+            .filter(|(k, _)| !self.env.iter().any(|(n, _)| n == k))
+            .cloned()
+            .collect();
+        env.extend(self.env.iter().cloned());
+        env
+    }
+
+    /// Every mount: the device mapping's host libraries, then the spec's `-v`.
+    pub fn container_mounts(&self) -> impl Iterator<Item = &Mount> {
+        self.devices.mounts.iter().chain(&self.mounts)
+    }
 }
 
 /// A file copied into a container before it starts.
@@ -182,9 +180,8 @@ fn host_config(spec: &RunSpec) -> HostConfig {
         ipc_mode: m.ipc_host.then(|| "host".to_string()),
         shm_size: (!m.ipc_host).then_some(m.shm_size as i64),
         // Mounts, not binds: a bind whose host path is missing is an error instead of a new empty directory.
-        mounts: (!spec.mounts.is_empty()).then(|| {
-            spec.mounts
-                .iter()
+        mounts: (spec.container_mounts().next().is_some()).then(|| {
+            spec.container_mounts()
                 .map(|m| bollard::models::Mount {
                     typ: Some(match m.kind {
                         MountKind::Bind => bollard::models::MountType::BIND,
@@ -294,7 +291,12 @@ impl Engine {
         let body = ContainerCreateBody {
             image: Some(spec.image.clone()),
             cmd: (!spec.command.is_empty()).then(|| spec.command.clone()),
-            env: Some(spec.env.iter().map(|(k, v)| format!("{k}={v}")).collect()),
+            env: Some(
+                spec.container_env()
+                    .iter()
+                    .map(|(k, v)| format!("{k}={v}"))
+                    .collect(),
+            ),
             labels: Some(labels),
             attach_stdout: Some(true),
             attach_stderr: Some(true),

@@ -460,6 +460,10 @@ pub struct DeviceNodes {
     pub nvidia: Vec<DeviceNode>,
     /// `/dev/dxg` (WSL2).
     pub dxg: bool,
+    /// Which of `DXG_CONTAINER_LIBS` exist (only when `/dev/dxg` does): only run and doctor's container check read
+    /// them, so they stay out of the JSON (and its schema).
+    #[serde(skip)]
+    pub dxg_libs: Vec<String>,
 }
 
 /// One device node: mode, owner and whether the user can open it read-write.

@@ -8,8 +8,9 @@ mod session;
 
 pub use facts::*;
 pub use probe::{
-    dxg_address, is_dxg, parse_groups, probe, ProbeOptions, FIRMWARE_COMPONENTS, GPU_ENV,
-    MODPROBE_DIRS, SECURE_BOOT_VAR, TOOLS, WSL_NVIDIA_SMI,
+    dxg_address, is_dxg, parse_groups, probe, ProbeOptions, DXG_CONTAINER_LIBS,
+    FIRMWARE_COMPONENTS, GPU_ENV, MODPROBE_DIRS, SECURE_BOOT_VAR, TOOLS, WSL_LIBDXCORE, WSL_LIBHSA,
+    WSL_LIBROCDXG, WSL_NVIDIA_SMI,
 };
 pub use root::{Asked, HostRoot, ReadError, Recording, Seen, MAX_READ};
 pub use session::{

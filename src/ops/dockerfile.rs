@@ -145,8 +145,16 @@ fn wsl_release(
         return Ok(None);
     };
     req.rocm = Some(series);
+    // The image needs nothing for WSL; the container does, and `rocmenv run` maps it (engine/dxg.rs).
+    let run = match crate::engine::dxg_mapping(facts) {
+        Ok(d) => format!(
+            "`rocmenv run` maps it ({}), as does `docker run` with those flags",
+            d.docker_flags()
+        ),
+        Err(e) => format!("`rocmenv run` cannot map it yet: {e}"),
+    };
     Ok(Some(format!(
-        "WSL: the host runs ROCm {} on WSL (AMD lists it for {}, with the WSL edition of Adrenalin {}), so the image is of its series, ROCm {}; under WSL a container reaches the GPU only with /dev/dxg and /usr/lib/wsl mapped in, which `rocmenv run` does not do",
+        "WSL: the host runs ROCm {} on WSL (AMD lists it for {}, with the WSL edition of Adrenalin {}), so the image is of its series, ROCm {}; under WSL a container reaches the GPU through /dev/dxg and the host's libraries: {run}",
         w.release,
         w.gpus_text(),
         w.windows_driver,

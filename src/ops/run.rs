@@ -112,12 +112,20 @@ pub fn plan_run(
         user_vars(o, plan, devices.gpus.len(), vendor, on)?;
     }
     if !devices.gpus.is_empty() {
+        // Under WSL2 an AMD GPU goes through /dev/dxg and the host's libraries: say which, since both are the host's.
+        let via = match engine::dxg_mapping(facts) {
+            Ok(d) if devices.devices.iter().any(|p| p == engine::DXG) => {
+                format!(" through {} and {}", engine::DXG, d.via)
+            }
+            _ => String::new(),
+        };
         on(Event::Log(format!(
-            "rocmenv run: maps {}",
+            "rocmenv run: maps {}{via}",
             devices.gpus.join(", ")
         )));
     } else if facts.wsl && o.vendor.is_none() {
-        on(Event::Log("rocmenv run: note: WSL2 reaches the GPU only through /dev/dxg, which rocmenv does not map: this runs on the CPU".into()));
+        // Under WSL2 only nvidia-smi or ROCm's rocminfo name a GPU; neither did.
+        on(Event::Log("rocmenv run: note: this WSL2 host shows no GPU (under WSL2 only nvidia-smi or ROCm's rocminfo name one, and neither did): this runs on the CPU; `rocmenv doctor` says why".into()));
     } else if o.vendor != Some(Vendor::Cpu) {
         // A run that could have had a GPU says it has none; `--vendor cpu` asked for exactly that.
         on(Event::Log(format!("rocmenv run: note: maps no GPU ({}): the command runs on the CPU; --vendor cpu runs there without this note", if facts.gpus.is_empty() { "this host shows none" } else { "none of this vendor's" })));

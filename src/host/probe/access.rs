@@ -170,4 +170,20 @@ pub(super) fn probe_nodes(
         }
     }
     f.device_nodes.dxg = root.exists("/dev/dxg");
+    if f.device_nodes.dxg {
+        f.device_nodes.dxg_libs = DXG_CONTAINER_LIBS
+            .iter()
+            .filter(|p| root.exists(p))
+            .map(|p| p.to_string())
+            .collect();
+    }
 }
+
+/// WSL's DirectX core library (WSL itself puts it there); a container reaching a GPU through `/dev/dxg` needs it.
+pub const WSL_LIBDXCORE: &str = "/usr/lib/wsl/lib/libdxcore.so";
+/// AMD's ROCDXG bridge (ROCm 7.x on WSL), which the HSA runtime loads to reach the GPU through `/dev/dxg`.
+pub const WSL_LIBROCDXG: &str = "/opt/rocm/lib/librocdxg.so";
+/// The HSA runtime of AMD's earlier ROCm-on-WSL releases (6.1.3 to 6.4), which reaches the GPU through `/dev/dxg`.
+pub const WSL_LIBHSA: &str = "/opt/rocm/lib/libhsa-runtime64.so.1";
+/// The host files AMD's ROCm-on-WSL container instructions bind into a container beside `/dev/dxg`.
+pub const DXG_CONTAINER_LIBS: [&str; 3] = [WSL_LIBDXCORE, WSL_LIBROCDXG, WSL_LIBHSA];

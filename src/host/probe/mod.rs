@@ -1,7 +1,7 @@
 //! Reads a host through a `HostRoot` and a `Session` into `HostFacts`. Never aborts: what cannot be read is recorded.
 
 mod access;
-pub use access::parse_groups;
+pub use access::{parse_groups, DXG_CONTAINER_LIBS, WSL_LIBDXCORE, WSL_LIBHSA, WSL_LIBROCDXG};
 mod boot;
 mod deep;
 mod drivers;
