@@ -146,10 +146,10 @@ fn wsl_release(
     };
     req.rocm = Some(series);
     Ok(Some(format!(
-        "WSL: the host runs ROCm {} on WSL (AMD lists it for {}, with the WSL edition of Adrenalin {}), so the image is of its series, ROCm {}; under WSL a container reaches the GPU only with /dev/dxg and /usr/lib/wsl mapped in, which `rocmenv run` does not do",
+        "WSL: the host runs ROCm {} on WSL (AMD lists it for {}, with {}), so the image is of its series, ROCm {}; under WSL a container reaches the GPU only with /dev/dxg and /usr/lib/wsl mapped in, which `rocmenv run` does not do",
         w.release,
         w.gpus_text(),
-        w.windows_driver,
+        w.driver_text(),
         r.version
     )))
 }
