@@ -482,3 +482,30 @@ fn fix_install_under_wsl_prints_amds_wsl_steps() {
         assert!(!out.contains("fix.install"), "{release}: {out}");
     }
 }
+
+/// `dockerfile --stack rocm` on a 7.2.x WSL host holds the image to the 7.2 series and says what a container needs
+/// for librocdxg besides /dev/dxg: the library and HSA_ENABLE_DXG_DETECTION=1.
+#[test]
+fn dockerfile_on_a_7_2_wsl_host_names_librocdxg() {
+    let t = wsl_tree("7.2.3", "22.04", None);
+    let dir = tempfile::tempdir().unwrap();
+    let ctx = dir.path().join("ctx");
+    let o = rocmenv(&[
+        "dockerfile",
+        "--stack",
+        "rocm",
+        "--sysroot",
+        t.path().to_str().unwrap(),
+        "-o",
+        ctx.to_str().unwrap(),
+    ]);
+    let (_, err) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    let df = std::fs::read_to_string(ctx.join("Dockerfile")).unwrap();
+    assert!(df.contains("FROM rocm/pytorch:rocm7.2"), "{df}");
+    assert!(err.contains("ROCm 7.2.3 on WSL"), "{err}");
+    assert!(
+        err.contains("librocdxg 1.1.0 /opt/rocm/lib/librocdxg.so with HSA_ENABLE_DXG_DETECTION=1"),
+        "{err}"
+    );
+}

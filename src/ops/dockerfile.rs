@@ -125,7 +125,7 @@ fn wrong_vendor(ctx: &Ctx, stack: Stack) -> Result<Option<String>, Error> {
     )))
 }
 
-/// Under WSL with AMD's ROCm-on-WSL release installed (6.1.3), the image is held to that release's series: the
+/// Under WSL with AMD's ROCm-on-WSL release installed (6.1.3, 7.2.x), the image is held to that release's series: the
 /// Windows driver runs only the user space AMD published for it. The note says so, and how such a container reaches
 /// the GPU.
 fn wsl_release(
@@ -145,8 +145,15 @@ fn wsl_release(
         return Ok(None);
     };
     req.rocm = Some(series);
+    // librocdxg's README (ROCm/librocdxg@021a477, "Container Launch"): the library and the variable go in as well.
+    let rocdxg = match &w.rocdxg {
+        Some(v) => format!(
+            ", and for librocdxg {v} /opt/rocm/lib/librocdxg.so with HSA_ENABLE_DXG_DETECTION=1"
+        ),
+        None => String::new(),
+    };
     Ok(Some(format!(
-        "WSL: the host runs ROCm {} on WSL (AMD lists it for {}, with {}), so the image is of its series, ROCm {}; under WSL a container reaches the GPU only with /dev/dxg and /usr/lib/wsl mapped in, which `rocmenv run` does not do",
+        "WSL: the host runs ROCm {} on WSL (AMD lists it for {}, with {}), so the image is of its series, ROCm {}; under WSL a container reaches the GPU only with /dev/dxg and /usr/lib/wsl mapped in{rocdxg}, which `rocmenv run` does not do",
         w.release,
         w.gpus_text(),
         w.driver_text(),
