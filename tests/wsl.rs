@@ -2,6 +2,10 @@
 //! the checks WSL does not have skipped as such, and env, dockerfile and run following the WSL host. Each tree is
 //! built from a real capture (tests/fixtures/hosts/README.md names them).
 
+#[allow(dead_code)]
+#[path = "common/trees.rs"]
+mod trees;
+
 use rocmenv::checks::{Finding, Status};
 use rocmenv::host::HostFacts;
 use rocmenv::ops::doctor::{build_report, DoctorOptions};
@@ -17,12 +21,47 @@ fn fixture(name: &str) -> PathBuf {
 }
 
 fn doctor(name: &str, deep: bool) -> DoctorReport {
+    doctor_at(&fixture(name), deep)
+}
+
+fn doctor_at(tree: &std::path::Path, deep: bool) -> DoctorReport {
     let opts = DoctorOptions {
-        sysroot: Some(fixture(name)),
+        sysroot: Some(tree.to_path_buf()),
         deep,
         ..DoctorOptions::default()
     };
-    build_report(&opts).unwrap_or_else(|e| panic!("{name}: {e}"))
+    build_report(&opts).unwrap_or_else(|e| panic!("{}: {e}", tree.display()))
+}
+
+/// A copy of the RX 7900 GRE WSL tree with ROCm `release` installed (in /opt/rocm-`release`, as AMD's packages put
+/// it), on Ubuntu `ubuntu`, its rocminfo naming `gpu` (`AMD Radeon RX 7800 XT`) with target `gfx` instead.
+fn wsl_tree(release: &str, ubuntu: &str, gpu: Option<(&str, &str)>) -> tempfile::TempDir {
+    let t = trees::copy_of("wsl2-rx7900gre");
+    let opt = t.path().join("opt");
+    std::fs::rename(opt.join("rocm-6.1.3"), opt.join(format!("rocm-{release}"))).unwrap();
+    std::fs::remove_file(opt.join("rocm")).unwrap();
+    std::os::unix::fs::symlink(format!("rocm-{release}"), opt.join("rocm")).unwrap();
+    std::fs::write(
+        opt.join(format!("rocm-{release}/.info/version")),
+        format!("{release}-1\n"),
+    )
+    .unwrap();
+    let os = t.path().join("etc/os-release");
+    let code = if ubuntu == "24.04" { "noble" } else { "jammy" };
+    let text = std::fs::read_to_string(&os)
+        .unwrap()
+        .replace("22.04", ubuntu)
+        .replace("jammy", code);
+    std::fs::write(&os, text).unwrap();
+    if let Some((name, gfx)) = gpu {
+        let ri = t.path().join(".rocmenv/rocminfo.txt");
+        let text = std::fs::read_to_string(&ri)
+            .unwrap()
+            .replace("AMD Radeon RX 7900 GRE", name)
+            .replace("gfx1100", gfx);
+        std::fs::write(&ri, text).unwrap();
+    }
+    t
 }
 
 fn find<'a>(r: &'a DoctorReport, id: &str) -> &'a Finding {
@@ -126,26 +165,10 @@ fn a_gpu_on_amds_wsl_list_is_found_and_passes() {
     }
 }
 
-fn doctor_at(root: &std::path::Path, deep: bool) -> DoctorReport {
-    let opts = DoctorOptions {
-        sysroot: Some(root.to_path_buf()),
-        deep,
-        ..DoctorOptions::default()
-    };
-    build_report(&opts).unwrap_or_else(|e| panic!("{}: {e}", root.display()))
-}
-
 /// A copy of the RX 6800 XT tree whose ROCm refuses the GPU: rocminfo fails with HSA_STATUS_ERROR_OUT_OF_RESOURCES
 /// (a real WSL capture, from an RX 7800 XT host, ROCm's answer for a GPU off AMD's WSL list) and HIP lists nothing.
 fn tree_whose_rocm_refuses_the_gpu() -> tempfile::TempDir {
-    let d = tempfile::tempdir().unwrap();
-    let ok = Command::new("cp")
-        .arg("-a")
-        .arg(fixture("wsl2-rx6800xt"))
-        .arg(d.path().join("h"))
-        .status()
-        .unwrap();
-    assert!(ok.success());
+    let d = trees::copy_of("wsl2-rx6800xt");
     let capture =
         std::fs::read_to_string(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(
             "tests/fixtures/captures/rocminfo_err_wsl2_out_of_resources_rx7800xt_rocm6.4.2.txt",
@@ -156,7 +179,7 @@ fn tree_whose_rocm_refuses_the_gpu() -> tempfile::TempDir {
         .filter(|l| !l.starts_with("# source:"))
         .map(|l| format!("{l}\n"))
         .collect();
-    let rec = d.path().join("h/.rocmenv");
+    let rec = d.path().join(".rocmenv");
     std::fs::write(rec.join("rocminfo.txt"), body).unwrap();
     let yaml = std::fs::read_to_string(rec.join("recorded.yaml")).unwrap();
     let yaml = yaml
@@ -175,7 +198,7 @@ fn tree_whose_rocm_refuses_the_gpu() -> tempfile::TempDir {
 fn a_gpu_rocm_on_wsl_refuses_is_judged_against_the_list() {
     let d = tree_whose_rocm_refuses_the_gpu();
     for deep in [false, true] {
-        let r = doctor_at(&d.path().join("h"), deep);
+        let r = doctor_at(d.path(), deep);
         assert!(r.facts.gpus.is_empty());
         let w = find(&r, "wsl.rocm-support");
         assert_eq!(w.status, Status::Fail, "{}", w.summary);
@@ -338,7 +361,7 @@ fn env_dockerfile_and_run_follow_the_wsl_release() {
 
     // A tree whose ROCm refuses the GPU names none: env says where it looked instead of calling it a host without one.
     let d = tree_whose_rocm_refuses_the_gpu();
-    let o = rocmenv(&["env", "--sysroot", d.path().join("h").to_str().unwrap()]);
+    let o = rocmenv(&["env", "--sysroot", d.path().to_str().unwrap()]);
     let (_, err) = text(&o);
     assert_ne!(o.status.code(), Some(0));
     assert!(
@@ -384,5 +407,178 @@ fn run_print_maps_the_wsl_nvidia_gpu_and_dxg_for_amd() {
     assert!(
         out.contains("--device=/dev/dxg") && !out.contains("--device=/dev/kfd"),
         "{out}"
+    );
+}
+
+/// Issue 34: the later ROCm-on-WSL releases AMD documents are in the matrices: 7.2.x (librocdxg 1.1.0's table), one
+/// record per 7.2 release, shown beside the Linux record of the same release by `matrix rocm`.
+#[test]
+fn the_7_2_wsl_releases_are_shown_beside_their_linux_records() {
+    let o = rocmenv(&["matrix", "rocm", "7.2.3"]);
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert!(out.starts_with("ROCm 7.2.3 ("), "{out}");
+    assert!(
+        out.contains("also AMD's ROCm-on-WSL release (librocdxg 1.1.0)"),
+        "{out}"
+    );
+    assert!(out.contains("Radeon RX 9070 XT"), "{out}");
+    let o = rocmenv(&["matrix", "rocm", "7.2.3", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["query"], "rocm");
+    let w = &v["rocm"]["wsl"];
+    assert_eq!(w["rocdxg"], "1.1.0");
+    assert!(w["windows_driver"].is_null(), "AMD names no driver version");
+    assert!(w["source"]
+        .as_str()
+        .unwrap()
+        .contains("ROCm/librocdxg@021a477ae052e38dc03c82213480157b20a10735:README.md"));
+    // A release with no WSL record has none.
+    let o = rocmenv(&["matrix", "rocm", "7.1.1", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(v["rocm"].get("wsl").is_none(), "{v}");
+}
+
+/// Every WSL release of the matrices is found for the ROCm installed under WSL, exactly: the RX 7900 GRE (on every
+/// list) passes on the Ubuntu each lists, and the summary names the installed release.
+#[test]
+fn every_wsl_release_is_found_for_the_installed_rocm() {
+    let m = rocmenv::matrix::Matrices::embedded().unwrap();
+    let releases: Vec<String> = m.rocm.wsl.iter().map(|w| w.release.to_string()).collect();
+    assert!(releases.len() >= 6, "{releases:?}");
+    for w in &m.rocm.wsl {
+        let v = w.release.to_string();
+        let ubuntu = &w.distros[0].version;
+        let t = wsl_tree(&v, ubuntu, None);
+        let r = doctor_at(t.path(), false);
+        let f = find(&r, "wsl.rocm-support");
+        assert_eq!(f.status, Status::Pass, "{v}: {}", f.summary);
+        assert!(
+            f.summary.contains(&format!("ROCm {v} on WSL")),
+            "{v}: {}",
+            f.summary
+        );
+        assert_eq!(
+            find(&r, "rocm.installed").status,
+            Status::Pass,
+            "{v}: {}",
+            find(&r, "rocm.installed").summary
+        );
+        not_under_wsl_is_never_a_pass(&r);
+    }
+}
+
+/// The lists differ per release, as AMD's do: an RX 7800 XT (gfx1101) is on 7.2.x's list and not on 6.1.3's; an
+/// RX 7600 (gfx1102) is on neither; Ubuntu 24.04 is listed for 7.2.x and not for 6.1.3.
+#[test]
+fn each_wsl_release_judges_by_its_own_lists() {
+    let judge = |release: &str, ubuntu: &str, gpu: Option<(&str, &str)>| {
+        let t = wsl_tree(release, ubuntu, gpu);
+        let r = doctor_at(t.path(), false);
+        let f = find(&r, "wsl.rocm-support").clone();
+        (f.status, f.summary, f.detail.unwrap_or_default())
+    };
+    let rx7800 = Some(("AMD Radeon RX 7800 XT", "gfx1101"));
+    let (st, sum, detail) = judge("7.2.3", "22.04", rx7800);
+    assert_eq!(st, Status::Pass, "{sum}");
+    assert!(detail.contains("librocdxg 1.1.0"), "{detail}");
+    let (st, sum, _) = judge("6.1.3", "22.04", rx7800);
+    assert_eq!(st, Status::Fail, "{sum}");
+    assert!(
+        sum.contains("gfx1101 is not one ROCm 6.1.3 supports"),
+        "{sum}"
+    );
+    let (st, sum, _) = judge("7.2.4", "24.04", Some(("AMD Radeon RX 7600", "gfx1102")));
+    assert_eq!(st, Status::Fail, "{sum}");
+    assert!(sum.contains("gfx1102"), "{sum}");
+    let (st, sum, _) = judge("7.2.0", "24.04", None);
+    assert_eq!(st, Status::Pass, "{sum}");
+    let (st, sum, _) = judge("6.1.3", "24.04", None);
+    assert_eq!(st, Status::Warn, "{sum}");
+    assert!(sum.contains("not one AMD lists"), "{sum}");
+}
+
+/// A release AMD published no WSL record for here (6.4.1) warns, and the known list reads as runs of a series.
+#[test]
+fn an_unknown_wsl_release_warns_with_the_known_ones() {
+    let t = wsl_tree("6.4.1", "24.04", None);
+    let r = doctor_at(t.path(), false);
+    let f = find(&r, "wsl.rocm-support");
+    assert_eq!(f.status, Status::Warn, "{}", f.summary);
+    assert!(
+        f.summary.contains("(known: 6.1.3, 7.2.0-7.2.4)"),
+        "{}",
+        f.summary
+    );
+    assert!(
+        f.fix.as_deref().unwrap().contains("rocmenv fix"),
+        "{:?}",
+        f.fix
+    );
+}
+
+/// `rocmenv fix` under WSL prints AMD's WSL steps (no kernel headers, no amdgpu-dkms, never the Linux driver), for
+/// the newest WSL release listed for the distribution; a host whose ROCm is a WSL release gets none.
+#[test]
+fn fix_install_under_wsl_prints_amds_wsl_steps() {
+    let t = wsl_tree("6.4.1", "24.04", None);
+    let o = rocmenv(&["fix", "--sysroot", t.path().to_str().unwrap()]);
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert!(out.contains("fix.install"), "{out}");
+    assert!(
+        out.contains("ROCm 7.2.4 on WSL with librocdxg 1.1.0"),
+        "{out}"
+    );
+    assert!(out.contains("wget https://repo.radeon.com/amdgpu-install/7.2.4/ubuntu/noble/amdgpu-install_7.2.4.70204-1_all.deb"), "{out}");
+    assert!(out.contains("export HSA_ENABLE_DXG_DETECTION=1"), "{out}");
+    let commands: Vec<&str> = out
+        .lines()
+        .filter(|l| l.trim_start().starts_with("$ "))
+        .collect();
+    assert!(
+        !commands
+            .iter()
+            .any(|c| c.contains("amdgpu-dkms") || c.contains("linux-headers")),
+        "{out}"
+    );
+    assert!(out.contains("ROCm/librocdxg@021a477"), "{out}");
+    for (release, ubuntu) in [("6.1.3", "22.04"), ("7.2.3", "24.04")] {
+        let t = wsl_tree(release, ubuntu, None);
+        let o = rocmenv(&["fix", "--sysroot", t.path().to_str().unwrap()]);
+        let (out, _) = text(&o);
+        assert!(!out.contains("fix.install"), "{release}: {out}");
+    }
+}
+
+/// `dockerfile --stack rocm` on a 7.2.x WSL host holds the image to the 7.2 series and says what a container needs
+/// for librocdxg besides /dev/dxg: the library and HSA_ENABLE_DXG_DETECTION=1.
+#[test]
+fn dockerfile_on_a_7_2_wsl_host_names_librocdxg() {
+    let t = wsl_tree("7.2.3", "22.04", None);
+    let dir = tempfile::tempdir().unwrap();
+    let ctx = dir.path().join("ctx");
+    let o = rocmenv(&[
+        "dockerfile",
+        "--stack",
+        "rocm",
+        "--sysroot",
+        t.path().to_str().unwrap(),
+        "-o",
+        ctx.to_str().unwrap(),
+    ]);
+    let (_, err) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    let df = std::fs::read_to_string(ctx.join("Dockerfile")).unwrap();
+    assert!(df.contains("FROM rocm/pytorch:rocm7.2"), "{df}");
+    assert!(err.contains("ROCm 7.2.3 on WSL"), "{err}");
+    assert!(
+        err.contains("librocdxg 1.1.0: /opt/rocm/lib/librocdxg.so with HSA_ENABLE_DXG_DETECTION=1"),
+        "{err}"
+    );
+    // Its ROCm 7 has no WSL HSA runtime to mount: without the bridge, run cannot map the GPU and says what is missing.
+    assert!(
+        err.contains("cannot map it yet: /opt/rocm/lib/librocdxg.so is missing: ROCm 7.2.3 on WSL"),
+        "{err}"
     );
 }

@@ -83,16 +83,29 @@ fn installed_wsl_release<'m>(cx: &Context<'m>) -> Option<&'m WslRelease> {
         .find(|w| w.release.to_string() == installed.version.as_str())
 }
 
+/// The WSL releases the matrices know, a series' run written once: `6.1.3, 7.2.0-7.2.4`.
 fn known_wsl_releases(cx: &Context) -> String {
-    let v: Vec<String> = cx
-        .matrices
-        .rocm
-        .wsl
-        .iter()
-        .map(|w| w.release.to_string())
+    let mut runs: Vec<(String, String)> = Vec::new();
+    for w in &cx.matrices.rocm.wsl {
+        let v = w.release.to_string();
+        match runs.last_mut() {
+            Some((first, last))
+                if first.rsplit_once('.').map(|p| p.0) == v.rsplit_once('.').map(|p| p.0) =>
+            {
+                *last = v
+            }
+            _ => runs.push((v.clone(), v)),
+        }
+    }
+    let v: Vec<String> = runs
+        .into_iter()
+        .map(|(a, b)| if a == b { a } else { format!("{a}-{b}") })
         .collect();
     v.join(", ")
 }
+
+/// How AMD's WSL releases are installed, for the fix texts: `rocmenv fix` prints the steps for the host.
+const WSL_INSTALL: &str = "`rocmenv fix` prints AMD's WSL steps: 6.x with `amdgpu-install --usecase=wsl,rocm --no-dkms`, 7.2.x as on Linux without amdgpu-dkms, plus librocdxg and HSA_ENABLE_DXG_DETECTION=1";
 
 fn rocm_support(cx: &Context) -> Vec<Finding> {
     let amd: Vec<&Gpu> = cx.facts.amd_gpus().filter(|g| is_dxg(g)).collect();
@@ -102,8 +115,16 @@ fn rocm_support(cx: &Context) -> Vec<Finding> {
         return vec![];
     }
     let Some(installed) = cx.facts.rocm.as_ref() else {
-        return vec![Finding::new(ROCM_ID, AREA, Status::Skip, "ROCm on WSL: no ROCm is installed, so none to judge")
-            .fix(format!("install a ROCm-on-WSL release (known: {}) with `amdgpu-install --usecase=wsl,rocm --no-dkms`", known_wsl_releases(cx)))];
+        return vec![Finding::new(
+            ROCM_ID,
+            AREA,
+            Status::Skip,
+            "ROCm on WSL: no ROCm is installed, so none to judge",
+        )
+        .fix(format!(
+            "install a ROCm-on-WSL release (known: {}); {WSL_INSTALL}",
+            known_wsl_releases(cx)
+        ))];
     };
     let Some(w) = installed_wsl_release(cx) else {
         return vec![Finding::new(
@@ -113,7 +134,7 @@ fn rocm_support(cx: &Context) -> Vec<Finding> {
             format!("ROCm {} is not a ROCm-on-WSL release the matrices know (known: {})", installed.version, known_wsl_releases(cx)),
         )
         .detail("under WSL only AMD's WSL packages reach the GPU (through /dev/dxg and the Windows driver); the GPUs and driver each WSL release supports differ")
-        .fix("install a ROCm-on-WSL release with `amdgpu-install --usecase=wsl,rocm --no-dkms`, or add this one to rocm.yaml's `wsl:` from AMD's WSL compatibility page")];
+        .fix(format!("install a ROCm-on-WSL release ({WSL_INSTALL}), or add this one to rocm.yaml's `wsl:` from AMD's WSL compatibility page"))];
     };
     if amd.is_empty() {
         return vec![no_gpu_found(cx, w)];
@@ -128,10 +149,14 @@ fn wsl_terms(w: &WslRelease) -> String {
         .iter()
         .map(|d| format!("{} {}", d.id, d.version))
         .collect();
+    let driver = match (&w.windows_driver, &w.rocdxg) {
+        (Some(v), _) => format!("Windows driver AMD Software: Adrenalin Edition {v} (the WSL edition)"),
+        (None, Some(r)) => format!("a current AMD Windows driver (AMD names no version) with librocdxg {r} (HSA_ENABLE_DXG_DETECTION=1)"),
+        (None, None) => "no Windows driver named".to_string(),
+    };
     format!(
-        "AMD's ROCm {} on WSL: Windows driver AMD Software: Adrenalin Edition {} (the WSL edition); {}; GPUs: {}{}",
+        "AMD's ROCm {} on WSL: {driver}; {}; GPUs: {}{}",
         w.release,
-        w.windows_driver,
         distros.join(", "),
         w.gpus_text(),
         match w.pytorch.first() {
@@ -230,9 +255,16 @@ fn off_the_list(cx: &Context, w: &WslRelease, g: &Gpu, label: &str, why: &str) -
 fn no_gpu_found(cx: &Context, w: &WslRelease) -> Finding {
     let dxg = cx.facts.device_nodes.dxg;
     let Some(ev) = &cx.facts.evidence.rocminfo else {
-        return Finding::new(ROCM_ID, AREA, Status::Skip, "ROCm on WSL: rocminfo is not installed, and nothing else names an AMD GPU under WSL")
-            .detail(wsl_terms(w))
-            .fix("install ROCm on WSL (`amdgpu-install --usecase=wsl,rocm --no-dkms`), then run `rocminfo`");
+        return Finding::new(
+            ROCM_ID,
+            AREA,
+            Status::Skip,
+            "ROCm on WSL: rocminfo is not installed, and nothing else names an AMD GPU under WSL",
+        )
+        .detail(wsl_terms(w))
+        .fix(format!(
+            "install ROCm on WSL ({WSL_INSTALL}), then run `rocminfo`"
+        ));
     };
     let said = match ev.errors.first() {
         Some(e) => format!("rocminfo ({}): {e}", ev.outcome),
@@ -244,7 +276,7 @@ fn no_gpu_found(cx: &Context, w: &WslRelease) -> Finding {
     };
     Finding::new(ROCM_ID, AREA, Status::Fail, summary)
         .detail(format!("{}. A GPU off that list fails this way; so does the regular (not WSL) edition of the Windows driver", wsl_terms(w)))
-        .fix(format!("check the GPU in AMD Software on Windows: ROCm {} on WSL needs one of {} and the WSL edition of Adrenalin {}; else run ROCm on native Linux", w.release, w.gpus_text(), w.windows_driver))
+        .fix(format!("check the GPU in AMD Software on Windows: ROCm {} on WSL needs one of {} and {}; else run ROCm on native Linux", w.release, w.gpus_text(), w.driver_text()))
 }
 
 fn nvidia_driver(cx: &Context) -> Option<Finding> {

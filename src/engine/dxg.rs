@@ -75,6 +75,11 @@ pub fn dxg_mapping(facts: &HostFacts) -> Result<DxgMapping, String> {
             via: "the ROCDXG bridge",
         });
     }
+    // ROCm 7 has no WSL HSA runtime package: it reaches /dev/dxg through the ROCDXG bridge only (librocdxg's README).
+    let rocm = facts.rocm.as_ref().and_then(|r| r.version.value());
+    if let Some(v) = rocm.filter(|v| v.major() >= 7) {
+        return Err(format!("{WSL_LIBROCDXG} is missing: ROCm {v} on WSL reaches the GPU through AMD's ROCDXG bridge (build and install ROCm/librocdxg; `rocmenv fix` prints the steps)"));
+    }
     if has(WSL_LIBHSA) {
         return Ok(DxgMapping {
             devices,
@@ -166,5 +171,23 @@ mod tests {
         for e in [e, dxg_mapping(&wsl(&[])).unwrap_err()] {
             assert!(!e.contains('\n'), "{e}");
         }
+    }
+
+    #[test]
+    fn rocm_7_needs_the_bridge_not_the_hsa_runtime() {
+        let mut f = wsl(&[WSL_LIBDXCORE, WSL_LIBHSA]);
+        f.rocm = Some(crate::host::RocmInstall {
+            version: crate::version::Reported::new("7.2.3"),
+            path: "/opt/rocm-7.2.3".into(),
+            stream: "legacy",
+            evidence: ".info/version".into(),
+        });
+        let e = dxg_mapping(&f).unwrap_err();
+        assert!(
+            e.starts_with("/opt/rocm/lib/librocdxg.so is missing: ROCm 7.2.3"),
+            "{e}"
+        );
+        f.device_nodes.dxg_libs.push(WSL_LIBROCDXG.into());
+        assert_eq!(dxg_mapping(&f).unwrap().via, "the ROCDXG bridge");
     }
 }

@@ -21,6 +21,16 @@
 //!   has the same commands in three sections, plus two `sed` lines that rewrite the installed repository files
 //!   from 30.30.2/7.2.2 to 30.30.1/7.2.1, a fix for one release that rocmenv does not print. For other releases
 //!   (the Core SDK, 7.14 and 10.x) a note points to AMD's page for the release.
+//! - Under WSL, AMD's ROCm-on-WSL steps instead (Ubuntu only; no amdgpu-dkms, no kernel headers: the Windows driver
+//!   drives the GPU). The 6.x WSL packages: the release's installer, then `amdgpu-install -y --usecase=wsl,rocm
+//!   --no-dkms`, as AMD quotes the commands of its WSL install page ("Install Radeon software for WSL with ROCm") in
+//!   https://github.com/ROCm/legacy-rocm-build/issues/4866 (alexrosen45, 2025-06-04: 6.3.4's installer on Ubuntu
+//!   24.04, then that line); the page itself, one per release (6.1.3's:
+//!   https://rocm.docs.amd.com/projects/radeon/en/docs-6.1.3/docs/install/wsl/install-radeon.html), could not be
+//!   read here. The installer's name follows the conf.py rule above. From ROCm 7.1 on,
+//!   librocdxg's route: ROCm's user space from the 7.x quick start (its ROCm steps only), then librocdxg built and
+//!   installed inside WSL and `HSA_ENABLE_DXG_DETECTION=1`:
+//!   `ROCm/librocdxg@021a477ae052e38dc03c82213480157b20a10735:README.md` (Quickstart, steps 1-4).
 //! - NVIDIA's container toolkit install guide (apt, yum/dnf, zypper):
 //!   `NVIDIA/cloud-native-docs@bd793f3cab0a7e8ff901118b4dc6dff6aeb3bbd9:container-toolkit/install-guide.md`.
 //!
@@ -29,7 +39,7 @@
 
 use super::{Action, Change, Needs};
 use crate::host::OsFacts;
-use crate::matrix::RocmStream;
+use crate::matrix::{RocmStream, WslRelease};
 use crate::version::Version;
 
 /// AMD's quick start (command forms).
@@ -37,6 +47,10 @@ pub const AMD_INSTALL_SOURCE: &str =
     "ROCm/rocm-install-on-linux@f297bde3afa98d750d1aa460386491db9a721f30:docs/install/quick-start.rst (and docs/conf.py)";
 /// AMD's quick start for 7.x (command forms) and the installer names of 7.1.1 and 7.0.0.
 pub const AMD_INSTALL_SOURCE_7: &str = "ROCm/amd-rocm-programming-guide@da342f822145a771d6af17b89b90702a54e4e957:docs/install/quick-start.rst (and docs/conf.py); ROCm/rocm-install-on-linux@0078423c905112fc8de1afe7b8439ff429194266:docs/conf.py";
+/// AMD's ROCm-on-WSL steps for the 6.x WSL packages (the `wsl` use case), and the installer names.
+pub const AMD_WSL_SOURCE: &str = "AMD's WSL install commands as AMD quotes them in https://github.com/ROCm/legacy-rocm-build/issues/4866 (2025-06-04; the page: https://rocm.docs.amd.com/projects/radeon/en/docs-6.1.3/docs/install/wsl/install-radeon.html for 6.1.3); installer names: ROCm/rocm-install-on-linux@f297bde3afa98d750d1aa460386491db9a721f30:docs/conf.py";
+/// AMD's librocdxg route (ROCm 7.1 on): the 7.x quick start's ROCm steps, then librocdxg.
+pub const AMD_WSL_SOURCE_7: &str = "ROCm/librocdxg@021a477ae052e38dc03c82213480157b20a10735:README.md (Quickstart); ROCm/amd-rocm-programming-guide@da342f822145a771d6af17b89b90702a54e4e957:docs/install/quick-start.rst (the ROCm steps)";
 /// NVIDIA's container toolkit install guide.
 pub const TOOLKIT_SOURCE: &str =
     "NVIDIA/cloud-native-docs@bd793f3cab0a7e8ff901118b4dc6dff6aeb3bbd9:container-toolkit/install-guide.md";
@@ -271,6 +285,91 @@ pub fn amd_commands_7(d: &Distro, v: &Version, packages: &[&str]) -> Vec<String>
     c
 }
 
+/// AMD's steps to install ROCm-on-WSL release `w` on Ubuntu `code`: no amdgpu-dkms and no kernel headers (WSL's kernel
+/// is Microsoft's and the Windows driver drives the GPU). 6.x: the installer, then the `wsl` use case. With librocdxg
+/// (7.1 on): the 7.x quick start's ROCm steps, then librocdxg built against the Windows SDK (installed on Windows
+/// first) and loaded with `HSA_ENABLE_DXG_DETECTION=1`, as librocdxg's README has them.
+pub fn wsl_commands(code: &str, w: &WslRelease) -> Vec<String> {
+    if w.rocdxg.is_some() {
+        let mut c = amd_commands_7(&Distro::Ubuntu(code.to_string()), &w.release, &["rocm"]);
+        c.extend(
+            [
+                "git clone https://github.com/ROCm/librocdxg.git",
+                "cd librocdxg",
+                "export win_sdk='/mnt/c/Program Files (x86)/Windows Kits/10/Include/10.0.26100.0/'",
+                "mkdir -p build",
+                "cd build",
+                "cmake .. -DWIN_SDK=\"${win_sdk}/shared\"",
+                "make",
+                "sudo make install",
+                "export HSA_ENABLE_DXG_DETECTION=1",
+            ]
+            .map(String::from),
+        );
+        return c;
+    }
+    let (dir, pkg) = amdgpu_install_names(&w.release);
+    vec![
+        "sudo apt update".into(),
+        format!("wget https://repo.radeon.com/amdgpu-install/{dir}/ubuntu/{code}/amdgpu-install_{pkg}_all.deb"),
+        format!("sudo apt install ./amdgpu-install_{pkg}_all.deb"),
+        "amdgpu-install -y --usecase=wsl,rocm --no-dkms".into(),
+    ]
+}
+
+/// Under WSL, the action that installs ROCm-on-WSL release `w` (or why there is none for this host).
+fn plan_wsl(os: Option<&OsFacts>, w: &WslRelease, why: &str) -> Result<Action, String> {
+    let code = match distro_of(os)? {
+        Distro::Ubuntu(code) => code,
+        _ => return Err("AMD's ROCm-on-WSL steps are for Ubuntu only".into()),
+    };
+    let listed = os.is_some_and(|o| {
+        w.distros.iter().any(|d| {
+            o.id.as_deref() == Some(d.id.as_str())
+                && o.version_id.as_deref() == Some(d.version.as_str())
+        })
+    });
+    if !listed {
+        let d: Vec<String> = w
+            .distros
+            .iter()
+            .map(|d| format!("{} {}", d.id, d.version))
+            .collect();
+        return Err(format!(
+            "AMD lists ROCm {} on WSL for {} only",
+            w.release,
+            d.join(", ")
+        ));
+    }
+    let route = match &w.rocdxg {
+        Some(r) => format!(" with librocdxg {r} (install the Windows SDK on Windows first)"),
+        None => String::new(),
+    };
+    Ok(Action {
+        id: "fix.install",
+        fixes: vec!["rocm.installed".into(), "wsl.rocm-support".into()],
+        summary: format!(
+            "install AMD's ROCm {} on WSL{route} ({why}); on Windows, {} drives the GPU: no amdgpu-dkms here. rocmenv prints these, never runs them",
+            w.release,
+            w.driver_text()
+        ),
+        change: Change::Manual {
+            commands: wsl_commands(&code, w),
+        },
+        needs: Needs {
+            root: true,
+            // The 7.x quick start's ROCm steps add the user to the render and video groups.
+            relogin: w.rocdxg.is_some(),
+            reboot: false,
+        },
+        source: if w.rocdxg.is_some() {
+            AMD_WSL_SOURCE_7
+        } else {
+            AMD_WSL_SOURCE
+        },
+    })
+}
+
 /// A package manager NVIDIA's guide has steps for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PackageManager {
@@ -343,14 +442,25 @@ pub struct Missing<'a> {
     pub stream: Option<RocmStream>,
     /// nvidia-container-toolkit, for Docker and NVIDIA GPUs.
     pub toolkit: bool,
+    /// Under WSL: AMD's ROCm-on-WSL release to install instead of the Linux steps, and why.
+    pub wsl: Option<(&'a WslRelease, String)>,
 }
 
 /// The install actions (printed, never run), and notes for what has no command here.
 pub fn plan_install(os: Option<&OsFacts>, m: &Missing) -> (Vec<Action>, Vec<String>) {
     let mut out = Vec::new();
     let mut notes = Vec::new();
-    if m.rocm.is_none() && m.dkms.is_none() && !m.toolkit {
+    if m.rocm.is_none() && m.dkms.is_none() && !m.toolkit && m.wsl.is_none() {
         return (out, notes);
+    }
+    if let Some((w, why)) = &m.wsl {
+        match plan_wsl(os, w, why) {
+            Ok(a) => out.push(a),
+            Err(e) => notes.push(format!(
+                "install: ROCm {} on WSL ({why}): {e}; follow https://rocm.docs.amd.com/projects/radeon/en/docs-6.1.3/docs/install/wsl/install-radeon.html for 6.x or ROCm/librocdxg's README for 7.2.x",
+                w.release
+            )),
+        }
     }
     let distro = distro_of(os);
     let needs = Needs {
@@ -570,6 +680,67 @@ mod tests {
         );
         assert!(
             a.is_empty() && notes[0].contains("not put into a command"),
+            "{notes:?}"
+        );
+    }
+
+    /// Issue 34: under WSL the steps are AMD's WSL ones, per route, and never a kernel-header or amdgpu-dkms step.
+    #[test]
+    fn wsl_steps_follow_the_release_route_and_never_install_a_driver() {
+        let m = crate::matrix::Matrices::embedded().unwrap();
+        let w = |v: &str| {
+            m.rocm
+                .wsl
+                .iter()
+                .find(|w| w.release.to_string() == v)
+                .unwrap()
+        };
+        let no_driver = |c: &[String]| {
+            !c.iter().any(|x| {
+                x.contains("dkms") && !x.contains("--no-dkms") || x.contains("linux-headers")
+            })
+        };
+        // 6.1.3: the WSL packages (AMD's `wsl` use case) with 6.1.3's installer, as conf.py names it.
+        let c = wsl_commands("jammy", w("6.1.3"));
+        assert_eq!(c[1], "wget https://repo.radeon.com/amdgpu-install/6.1.3/ubuntu/jammy/amdgpu-install_6.1.60103-1_all.deb");
+        assert_eq!(
+            c.last().unwrap(),
+            "amdgpu-install -y --usecase=wsl,rocm --no-dkms"
+        );
+        assert!(no_driver(&c), "{c:?}");
+        // Every 7.2.x release: the 7.x ROCm steps, then librocdxg and the variable that loads it.
+        for v in ["7.2.0", "7.2.1", "7.2.2", "7.2.3", "7.2.4"] {
+            let c = wsl_commands("noble", w(v));
+            let (dir, pkg) = amdgpu_install_names_7(&w(v).release);
+            assert_eq!(c[0], format!("wget https://repo.radeon.com/amdgpu-install/{dir}/ubuntu/noble/amdgpu-install_{pkg}_all.deb"));
+            assert!(c.contains(&"sudo apt install rocm".to_string()), "{c:?}");
+            assert!(c.contains(&"git clone https://github.com/ROCm/librocdxg.git".to_string()));
+            assert_eq!(c.last().unwrap(), "export HSA_ENABLE_DXG_DETECTION=1");
+            assert!(no_driver(&c), "{c:?}");
+        }
+        // plan_install: one action, fixing rocm.installed and wsl.rocm-support, with no reboot.
+        let ubuntu = |v: &str, code: &str| os("ubuntu", v, Some(code));
+        let missing = |r: &str| Missing {
+            wsl: Some((w(r), "no ROCm user space under /opt/rocm*".into())),
+            ..Missing::default()
+        };
+        let (a, notes) = plan_install(Some(&ubuntu("22.04", "jammy")), &missing("6.1.3"));
+        assert!(notes.is_empty(), "{notes:?}");
+        assert_eq!(a[0].source, AMD_WSL_SOURCE);
+        assert_eq!(a[0].fixes, ["rocm.installed", "wsl.rocm-support"]);
+        assert!(!a[0].needs.reboot);
+        let (a, _) = plan_install(Some(&ubuntu("24.04", "noble")), &missing("7.2.4"));
+        assert_eq!(a[0].source, AMD_WSL_SOURCE_7);
+        assert!(a[0].summary.contains("librocdxg 1.1.0"), "{}", a[0].summary);
+        // A distribution AMD does not list for the release, or not Ubuntu: a note, no commands.
+        let (a, notes) = plan_install(Some(&ubuntu("24.04", "noble")), &missing("6.1.3"));
+        assert!(
+            a.is_empty() && notes[0].contains("ubuntu 22.04 only"),
+            "{notes:?}"
+        );
+        let (a, notes) = plan_install(Some(&os("rhel", "9.4", None)), &missing("7.2.4"));
+        assert!(
+            a.is_empty() && notes[0].contains("Ubuntu only"),
             "{notes:?}"
         );
     }

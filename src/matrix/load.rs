@@ -454,9 +454,10 @@ fn validate_wsl(f: &RocmFile, src: &(String, String)) -> Result<(), MatrixError>
                 "wsl release {v}: `gpus` and `gfx` name the GPUs AMD supports on WSL; neither may be empty"
             )));
         }
-        if w.windows_driver.trim().is_empty() || w.distros.is_empty() {
+        let named = |x: &Option<String>| x.as_deref().is_some_and(|x| !x.trim().is_empty());
+        if !(named(&w.windows_driver) || named(&w.rocdxg)) || w.distros.is_empty() {
             return Err(bad(format!(
-                "wsl release {v}: `windows_driver` and `distros` say what AMD supports it with; neither may be empty"
+                "wsl release {v}: `windows_driver` and `distros` say what AMD supports it with; neither may be empty (`rocdxg` stands for the driver where AMD names no version)"
             )));
         }
         check_provenance(

@@ -92,6 +92,9 @@ pub struct RocmAnswer<'m> {
     pub requested: String,
     /// The release record: distros and kernels, gfx, drivers, PyTorch, images, notes, source, unconfirmed.
     pub release: &'m RocmRelease,
+    /// AMD's ROCm-on-WSL record of the same release (7.2.x), where there is one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub wsl: Option<&'m WslRelease>,
 }
 
 /// `matrix rocm X.Y.Z` for a ROCm-on-WSL release the Linux tables do not list.
@@ -284,7 +287,8 @@ impl Matrices {
                     requested: spec.clone(),
                     wsl,
                 }),
-                (release, _) => MatrixAnswer::Rocm(RocmAnswer {
+                (release, wsl) => MatrixAnswer::Rocm(RocmAnswer {
+                    wsl: wsl.filter(|w| release.is_some_and(|r| r.version == w.release)),
                     requested: spec.clone(),
                     release: release.ok_or_else(|| NotListed {
                         field: None,

@@ -77,8 +77,15 @@ pub struct RocmFile {
 pub struct WslRelease {
     /// The ROCm release, e.g. `6.1.3`.
     pub release: Version,
-    /// The Windows driver AMD names for it (AMD Software: Adrenalin Edition), e.g. `24.6.1`; as AMD writes it.
-    pub windows_driver: String,
+    /// The Windows driver AMD names for it (AMD Software: Adrenalin Edition), e.g. `24.6.1`; as AMD writes it. None
+    /// where AMD names no version (librocdxg's table: "AMD Windows x86 drivers", the current one).
+    #[serde(default)]
+    pub windows_driver: Option<String>,
+    /// The librocdxg (ROCDXG) release AMD pairs it with, e.g. `1.1.0`: from ROCm 7.1 the runtime reaches `/dev/dxg`
+    /// through that library, built inside WSL and loaded with `HSA_ENABLE_DXG_DETECTION=1`, not through the 6.x WSL
+    /// packages (`amdgpu-install --usecase=wsl`).
+    #[serde(default)]
+    pub rocdxg: Option<String>,
     /// The WSL distributions, as os-release `ID` and `VERSION_ID` (`ubuntu` `22.04`).
     pub distros: Vec<WslDistro>,
     /// The GPU models AMD lists, by marketing name without the vendor (`Radeon RX 7900 XTX`).
@@ -128,6 +135,15 @@ impl WslRelease {
     /// `Radeon RX 7900 XTX, Radeon RX 7900 XT, …`.
     pub fn gpus_text(&self) -> String {
         self.gpus.join(", ")
+    }
+
+    /// The Windows driver it needs, in words: `the WSL edition of Adrenalin 24.6.1`, or AMD's current driver where
+    /// AMD names no version.
+    pub fn driver_text(&self) -> String {
+        match &self.windows_driver {
+            Some(v) => format!("the WSL edition of Adrenalin {v}"),
+            None => "a current AMD Windows driver (AMD names no version)".to_string(),
+        }
     }
 }
 
@@ -707,6 +723,7 @@ pub mod fields {
     pub const WSL_RELEASE: &[&str] = &[
         "release",
         "windows_driver",
+        "rocdxg",
         "distros",
         "gpus",
         "gfx",

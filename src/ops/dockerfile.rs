@@ -125,7 +125,7 @@ fn wrong_vendor(ctx: &Ctx, stack: Stack) -> Result<Option<String>, Error> {
     )))
 }
 
-/// Under WSL with AMD's ROCm-on-WSL release installed (6.1.3), the image is held to that release's series: the
+/// Under WSL with AMD's ROCm-on-WSL release installed (6.1.3, 7.2.x), the image is held to that release's series: the
 /// Windows driver runs only the user space AMD published for it. The note says so, and how such a container reaches
 /// the GPU.
 fn wsl_release(
@@ -153,11 +153,18 @@ fn wsl_release(
         ),
         Err(e) => format!("`rocmenv run` cannot map it yet: {e}"),
     };
+    // librocdxg's README (ROCm/librocdxg@021a477, "Container Launch"): the library and the variable go in as well.
+    let rocdxg = match &w.rocdxg {
+        Some(v) => {
+            format!(" (librocdxg {v}: /opt/rocm/lib/librocdxg.so with HSA_ENABLE_DXG_DETECTION=1)")
+        }
+        None => String::new(),
+    };
     Ok(Some(format!(
-        "WSL: the host runs ROCm {} on WSL (AMD lists it for {}, with the WSL edition of Adrenalin {}), so the image is of its series, ROCm {}; under WSL a container reaches the GPU through /dev/dxg and the host's libraries: {run}",
+        "WSL: the host runs ROCm {} on WSL (AMD lists it for {}, with {}), so the image is of its series, ROCm {}; under WSL a container reaches the GPU through /dev/dxg and the host's libraries{rocdxg}: {run}",
         w.release,
         w.gpus_text(),
-        w.windows_driver,
+        w.driver_text(),
         r.version
     )))
 }

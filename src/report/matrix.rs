@@ -171,14 +171,18 @@ fn rocm_wsl(w: &WslRelease, origin: &str, out: &mut dyn Write) -> io::Result<()>
             .collect::<Vec<_>>()
             .join(", "),
     )?;
-    row(
-        out,
-        "windows driver",
-        format!(
-            "AMD Software: Adrenalin Edition {} (WSL edition)",
-            w.windows_driver
-        ),
-    )?;
+    let driver = match &w.windows_driver {
+        Some(v) => format!("AMD Software: Adrenalin Edition {v} (WSL edition)"),
+        None => "a current AMD Windows driver (AMD names no version)".to_string(),
+    };
+    row(out, "windows driver", driver)?;
+    if let Some(r) = &w.rocdxg {
+        row(
+            out,
+            "rocdxg",
+            format!("librocdxg {r} (github.com/ROCm/librocdxg), built in WSL and loaded with HSA_ENABLE_DXG_DETECTION=1"),
+        )?;
+    }
     let distros: Vec<String> = w
         .distros
         .iter()
@@ -213,6 +217,21 @@ fn rocm(a: &RocmAnswer, origin: &str, out: &mut dyn Write) -> io::Result<()> {
     rocm_images(r, out)?;
     for (i, n) in r.notes.iter().enumerate() {
         row(out, if i == 0 { "notes" } else { "" }, n)?;
+    }
+    if let Some(w) = a.wsl {
+        row(
+            out,
+            "wsl",
+            format!(
+                "also AMD's ROCm-on-WSL release{}: GPUs {}; {} (`--json` shows the record)",
+                w.rocdxg
+                    .as_ref()
+                    .map(|r| format!(" (librocdxg {r})"))
+                    .unwrap_or_default(),
+                w.gpus_text(),
+                w.driver_text()
+            ),
+        )?;
     }
     provenance(out, r)
 }

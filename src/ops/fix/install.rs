@@ -36,7 +36,7 @@ fn has_docker(root: &HostRoot, f: &HostFacts) -> bool {
 /// What to install for the host plan's target. `blacklisted`: a blacklist explains an unloaded amdgpu (fix.blacklist
 /// removes it; installing a driver would not help).
 pub fn missing<'h>(
-    ctx: &Ctx,
+    ctx: &'h Ctx,
     root: &HostRoot,
     f: &HostFacts,
     hp: &'h HostPlan<'h>,
@@ -88,6 +88,7 @@ pub fn missing<'h>(
             None => {}
         }
     }
+    m.wsl = wsl_release(ctx, f);
     let c = &f.container;
     let nvidia_cdi = c.cdi_specs.iter().any(|s| {
         s.kind
@@ -103,4 +104,46 @@ pub fn missing<'h>(
         && !nvidia_cdi
         && !c.docker_runtimes.iter().any(|r| r == "nvidia");
     m
+}
+
+/// Under WSL with an AMD GPU (or ROCm, or rocminfo): the ROCm-on-WSL release to install when the installed ROCm is
+/// none AMD publishes for WSL. The newest release listed for this distribution, else the newest (plan_install says
+/// why it prints none).
+fn wsl_release<'m>(ctx: &'m Ctx, f: &HostFacts) -> Option<(&'m crate::matrix::WslRelease, String)> {
+    let amd =
+        f.amd_gpus().any(crate::host::is_dxg) || f.evidence.rocminfo.is_some() || f.rocm.is_some();
+    if !f.wsl || !amd {
+        return None;
+    }
+    let known = &ctx.matrices().ok()?.rocm.wsl;
+    let why = match &f.rocm {
+        Some(p)
+            if known
+                .iter()
+                .any(|w| w.release.to_string() == p.version.as_str()) =>
+        {
+            return None
+        }
+        Some(p) => format!(
+            "ROCm {} at {} is not a ROCm-on-WSL release",
+            p.version, p.path
+        ),
+        None => "no ROCm user space under /opt/rocm*".to_string(),
+    };
+    let listed = |w: &&crate::matrix::WslRelease| {
+        f.os.as_ref().is_some_and(|o| {
+            w.distros.iter().any(|d| {
+                o.id.as_deref() == Some(d.id.as_str())
+                    && o.version_id.as_deref() == Some(d.version.as_str())
+            })
+        })
+    };
+    let newest =
+        |a: &&crate::matrix::WslRelease, b: &&crate::matrix::WslRelease| a.release.cmp(&b.release);
+    let w = known
+        .iter()
+        .filter(listed)
+        .max_by(newest)
+        .or_else(|| known.iter().max_by(newest))?;
+    Some((w, why))
 }
