@@ -62,6 +62,9 @@ impl<'m> HostPlan<'m> {
                 hidden: None,
             });
         }
+        if judged(Vendor::Amd) {
+            dxg_detection(facts, &mut env);
+        }
         let mismatch = mismatch(&target, facts);
         Ok(HostPlan {
             target,
@@ -134,6 +137,25 @@ fn mismatch(target: &Target, facts: &HostFacts) -> Option<String> {
         needs.label(),
         gpus_in_words(facts)
     ))
+}
+
+/// Under WSL with AMD's ROCDXG bridge (ROCm 7), the runtime looks for the GPU behind /dev/dxg only when
+/// `HSA_ENABLE_DXG_DETECTION=1` is set (ROCm/librocdxg@021a477ae052e38dc03c82213480157b20a10735:README.md).
+fn dxg_detection(facts: &HostFacts, env: &mut EnvPlan) {
+    let bridge = facts.wsl
+        && facts.amd_gpus().any(crate::host::is_dxg)
+        && facts
+            .device_nodes
+            .dxg_libs
+            .iter()
+            .any(|l| l == crate::host::WSL_LIBROCDXG);
+    if bridge && env.get("HSA_ENABLE_DXG_DETECTION").is_none() {
+        env.vars.push(envplan::EnvVar {
+            name: "HSA_ENABLE_DXG_DETECTION".into(),
+            value: "1".into(),
+            why: format!("ROCm on WSL reaches the GPU through AMD's ROCDXG bridge ({}), which looks behind /dev/dxg only with it", crate::host::WSL_LIBROCDXG),
+        });
+    }
 }
 
 /// The variables a user sets that decide which GPUs run and as what: rocmenv judges each against the plan.

@@ -582,3 +582,45 @@ fn dockerfile_on_a_7_2_wsl_host_names_librocdxg() {
         "{err}"
     );
 }
+
+/// A 7.2.x WSL host with AMD's ROCDXG bridge built and installed: env adds HSA_ENABLE_DXG_DETECTION=1 (the bridge
+/// looks behind /dev/dxg only with it), run binds the bridge and sets the variable, doctor judges the GPU against
+/// the 7.2.3 list and passes the container mapping.
+#[test]
+fn a_7_2_wsl_host_with_the_rocdxg_bridge_gets_dxg_detection() {
+    let t = wsl_tree("7.2.3", "24.04", None);
+    std::fs::write(t.path().join("opt/rocm-7.2.3/lib/librocdxg.so"), "").unwrap();
+    let tree = t.path().to_str().unwrap();
+    let o = rocmenv(&["env", "--sysroot", tree]);
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert!(out.contains("export HSA_ENABLE_DXG_DETECTION='1'"), "{out}");
+    assert!(out.contains("PYTORCH_ROCM_ARCH='gfx1100'"), "{out}");
+    let o = rocmenv(&[
+        "run",
+        "--print",
+        "--sysroot",
+        tree,
+        "--image",
+        "rocm/pytorch:rocm7.2.3_ubuntu24.04_py3.12_pytorch_release_2.9.1",
+        "--",
+        "python3",
+        "-c",
+        "1",
+    ]);
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert!(
+        out.contains("-v /opt/rocm/lib/librocdxg.so:/usr/lib/librocdxg.so:ro")
+            && out.contains("HSA_ENABLE_DXG_DETECTION=1")
+            && !out.contains("libhsa-runtime64"),
+        "{out}"
+    );
+    let r = doctor_at(t.path(), false);
+    assert_eq!(find(&r, "wsl.rocm-support").status, Status::Pass);
+    assert_eq!(find(&r, "docker.gpu-runtime").status, Status::Pass);
+    // Without the bridge there is nothing to look behind /dev/dxg with: no variable.
+    std::fs::remove_file(t.path().join("opt/rocm-7.2.3/lib/librocdxg.so")).unwrap();
+    let (out, _) = text(&rocmenv(&["env", "--sysroot", tree]));
+    assert!(!out.contains("HSA_ENABLE_DXG_DETECTION"), "{out}");
+}
