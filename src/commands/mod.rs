@@ -79,8 +79,8 @@ pub fn dispatch(cli: Cli) -> Result<i32, Error> {
         Box::new(std::io::stderr())
     };
     // The one context of this process: each command reads the matrices, the host and the engine through it.
-    let ctx = Ctx::new(cli.matrices, host_spec(&cli.command));
-    let ctx = &ctx;
+    let process_ctx = Ctx::new(cli.matrices, host_spec(&cli.command));
+    let ctx = &process_ctx;
     let style = Style::detect(&stdout);
     let done = match cli.command {
         Command::Doctor(a) => doctor::exec(a, ctx, style, &mut out, &mut err),
@@ -113,6 +113,7 @@ pub fn dispatch(cli: Cli) -> Result<i32, Error> {
         Command::Slurm(a) => slurm::exec(a, &mut out),
         Command::Report(a) => report::exec(a, &mut out),
     };
+    process_ctx.end_of_process();
     // The library names the field a value was for; here it becomes the flag the user typed.
     done.map_err(|e| e.named_as_flags(&[]))
 }
