@@ -12,13 +12,7 @@ use rocmenv::ops::doctor::{build_report, DoctorOptions};
 use rocmenv::report::DoctorReport;
 use rocmenv::vendor::Vendor;
 use std::path::PathBuf;
-use std::process::{Command, Output};
-
-fn fixture(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/hosts")
-        .join(name)
-}
+use trees::{dockerfile_in, fixture, print_run, rocmenv, text};
 
 fn doctor(name: &str, deep: bool) -> DoctorReport {
     doctor_at(&fixture(name), deep)
@@ -69,21 +63,6 @@ fn find<'a>(r: &'a DoctorReport, id: &str) -> &'a Finding {
         .iter()
         .find(|f| f.id == id)
         .unwrap_or_else(|| panic!("no finding {id}"))
-}
-
-fn rocmenv(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_rocmenv"))
-        .args(args)
-        .env_remove("ROCMENV_MATRICES")
-        .output()
-        .expect("runs")
-}
-
-fn text(o: &Output) -> (String, String) {
-    (
-        String::from_utf8_lossy(&o.stdout).into_owned(),
-        String::from_utf8_lossy(&o.stderr).into_owned(),
-    )
 }
 
 /// What WSL lacks is skipped and says "not under WSL"; none of it passes.
@@ -286,20 +265,10 @@ fn an_nvidia_gpu_and_its_windows_driver_are_found() {
 /// driver meets (24.05: "545 or later"), not the newest release (which needs a far newer driver).
 #[test]
 fn dockerfile_ngc_fits_the_windows_driver() {
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("ctx");
-    let o = rocmenv(&[
-        "dockerfile",
-        "--stack",
-        "ngc",
-        "--sysroot",
-        fixture("wsl2-rtx3060").to_str().unwrap(),
-        "-o",
-        out.to_str().unwrap(),
-    ]);
+    let (o, df) = dockerfile_in(&fixture("wsl2-rtx3060"), "ngc");
     let (_, err) = text(&o);
     assert_eq!(o.status.code(), Some(0), "{err}");
-    let df = std::fs::read_to_string(out.join("Dockerfile")).unwrap();
+    let df = df.expect("a Dockerfile");
     assert!(df.contains("FROM nvcr.io/nvidia/pytorch:24.05-py3"), "{df}");
     assert!(err.contains("runs on driver 546.33"), "{err}");
 }
@@ -315,20 +284,10 @@ fn env_dockerfile_and_run_follow_the_wsl_release() {
     assert!(out.contains("PYTORCH_ROCM_ARCH='gfx1100'"), "{out}");
     assert!(!out.contains("HSA_OVERRIDE_GFX_VERSION="), "{out}");
 
-    let dir = tempfile::tempdir().unwrap();
-    let ctx = dir.path().join("ctx");
-    let o = rocmenv(&[
-        "dockerfile",
-        "--stack",
-        "rocm",
-        "--sysroot",
-        tree.to_str().unwrap(),
-        "-o",
-        ctx.to_str().unwrap(),
-    ]);
+    let (o, df) = dockerfile_in(&tree, "rocm");
     let (_, err) = text(&o);
     assert_eq!(o.status.code(), Some(0), "{err}");
-    let df = std::fs::read_to_string(ctx.join("Dockerfile")).unwrap();
+    let df = df.expect("a Dockerfile");
     assert!(df.contains("FROM rocm/pytorch:rocm6.1_"), "{df}");
     assert!(
         err.contains("ROCm 6.1.3 on WSL") && err.contains("/dev/dxg"),
@@ -374,36 +333,14 @@ fn env_dockerfile_and_run_follow_the_wsl_release() {
 /// under WSL), and an AMD GPU behind /dev/dxg gets /dev/dxg (tests/wsl_run.rs checks the binds), not /dev/kfd.
 #[test]
 fn run_print_maps_the_wsl_nvidia_gpu_and_dxg_for_amd() {
-    let o = rocmenv(&[
-        "run",
-        "--print",
-        "--sysroot",
-        fixture("wsl2-rtx3060").to_str().unwrap(),
-        "--image",
-        "nvcr.io/nvidia/pytorch:24.05-py3",
-        "--",
-        "python",
-        "-c",
-        "1",
-    ]);
-    let (out, err) = text(&o);
-    assert_eq!(o.status.code(), Some(0), "{err}");
+    let nvcr = "nvcr.io/nvidia/pytorch:24.05-py3";
+    let (code, out, err) = print_run(&fixture("wsl2-rtx3060"), nvcr, &[]);
+    assert_eq!(code, Some(0), "{err}");
     assert!(out.contains("--gpus=all"), "{out}");
     assert!(err.contains("maps GPU 0 (NVIDIA GeForce RTX 3060"), "{err}");
-    let o = rocmenv(&[
-        "run",
-        "--print",
-        "--sysroot",
-        fixture("wsl2-rx7900gre").to_str().unwrap(),
-        "--image",
-        "rocm/pytorch:rocm6.1_ubuntu22.04_py3.10_pytorch_2.1.2",
-        "--",
-        "python",
-        "-c",
-        "1",
-    ]);
-    let (out, err) = text(&o);
-    assert_eq!(o.status.code(), Some(0), "{out}{err}");
+    let rocm = "rocm/pytorch:rocm6.1_ubuntu22.04_py3.10_pytorch_2.1.2";
+    let (code, out, err) = print_run(&fixture("wsl2-rx7900gre"), rocm, &[]);
+    assert_eq!(code, Some(0), "{out}{err}");
     assert!(
         out.contains("--device=/dev/dxg") && !out.contains("--device=/dev/kfd"),
         "{out}"
@@ -556,20 +493,10 @@ fn fix_install_under_wsl_prints_amds_wsl_steps() {
 #[test]
 fn dockerfile_on_a_7_2_wsl_host_names_librocdxg() {
     let t = wsl_tree("7.2.3", "22.04", None);
-    let dir = tempfile::tempdir().unwrap();
-    let ctx = dir.path().join("ctx");
-    let o = rocmenv(&[
-        "dockerfile",
-        "--stack",
-        "rocm",
-        "--sysroot",
-        t.path().to_str().unwrap(),
-        "-o",
-        ctx.to_str().unwrap(),
-    ]);
+    let (o, df) = dockerfile_in(t.path(), "rocm");
     let (_, err) = text(&o);
     assert_eq!(o.status.code(), Some(0), "{err}");
-    let df = std::fs::read_to_string(ctx.join("Dockerfile")).unwrap();
+    let df = df.expect("a Dockerfile");
     assert!(df.contains("FROM rocm/pytorch:rocm7.2"), "{df}");
     assert!(err.contains("ROCm 7.2.3 on WSL"), "{err}");
     assert!(
@@ -596,20 +523,9 @@ fn a_7_2_wsl_host_with_the_rocdxg_bridge_gets_dxg_detection() {
     assert_eq!(o.status.code(), Some(0), "{err}");
     assert!(out.contains("export HSA_ENABLE_DXG_DETECTION='1'"), "{out}");
     assert!(out.contains("PYTORCH_ROCM_ARCH='gfx1100'"), "{out}");
-    let o = rocmenv(&[
-        "run",
-        "--print",
-        "--sysroot",
-        tree,
-        "--image",
-        "rocm/pytorch:rocm7.2.3_ubuntu24.04_py3.12_pytorch_release_2.9.1",
-        "--",
-        "python3",
-        "-c",
-        "1",
-    ]);
-    let (out, err) = text(&o);
-    assert_eq!(o.status.code(), Some(0), "{err}");
+    let image = "rocm/pytorch:rocm7.2.3_ubuntu24.04_py3.12_pytorch_release_2.9.1";
+    let (code, out, err) = print_run(t.path(), image, &[]);
+    assert_eq!(code, Some(0), "{err}");
     assert!(
         out.contains("-v /opt/rocm/lib/librocdxg.so:/usr/lib/librocdxg.so:ro")
             && out.contains("HSA_ENABLE_DXG_DETECTION=1")

@@ -8,30 +8,10 @@ mod trees;
 
 use rocmenv::checks::Status;
 use rocmenv::ops::doctor::{build_report, DoctorOptions};
-use std::path::{Path, PathBuf};
-use trees::{copy_of, rocmenv};
+use std::path::Path;
+use trees::{copy_of, dockerfile_in, fixture, print_run};
 
 const AMD_IMAGE: &str = "rocm/pytorch:rocm6.1_ubuntu22.04_py3.10_pytorch_2.1.2";
-
-fn fixture(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/hosts")
-        .join(name)
-}
-
-/// `rocmenv run --print --sysroot TREE --image IMAGE [EXTRA] -- python -c 1`: exit code, stdout, stderr.
-fn print_run(tree: &Path, image: &str, extra: &[&str]) -> (Option<i32>, String, String) {
-    let tree = tree.to_str().unwrap();
-    let mut args = vec!["run", "--print", "--sysroot", tree, "--image", image];
-    args.extend_from_slice(extra);
-    args.extend_from_slice(&["--", "python", "-c", "1"]);
-    let o = rocmenv(&args);
-    (
-        o.status.code(),
-        String::from_utf8_lossy(&o.stdout).into_owned(),
-        String::from_utf8_lossy(&o.stderr).into_owned(),
-    )
-}
 
 fn gpu_runtime(tree: &Path) -> rocmenv::checks::Finding {
     let opts = DoctorOptions {
@@ -156,17 +136,7 @@ fn run_print_maps_the_wsl_nvidia_gpu_with_gpus() {
 /// `dockerfile` on the WSL AMD host: the image is the release's series, and the note shows run's WSL flags.
 #[test]
 fn dockerfile_note_shows_the_wsl_run_flags() {
-    let dir = tempfile::tempdir().unwrap();
-    let ctx = dir.path().join("ctx");
-    let o = rocmenv(&[
-        "dockerfile",
-        "--stack",
-        "rocm",
-        "--sysroot",
-        fixture("wsl2-rx7900gre").to_str().unwrap(),
-        "-o",
-        ctx.to_str().unwrap(),
-    ]);
+    let (o, df) = dockerfile_in(&fixture("wsl2-rx7900gre"), "rocm");
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(0), "{err}");
     assert!(
@@ -174,7 +144,7 @@ fn dockerfile_note_shows_the_wsl_run_flags() {
         "{err}"
     );
     assert!(!err.contains("does not do"), "{err}");
-    let df = std::fs::read_to_string(ctx.join("Dockerfile")).unwrap();
+    let df = df.expect("a Dockerfile");
     assert!(df.contains("FROM rocm/pytorch:rocm6.1_"), "{df}");
     assert!(!df.contains("dxg"), "the image needs nothing for WSL: {df}");
 }

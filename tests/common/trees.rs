@@ -1,10 +1,18 @@
-//! What the `rocmenv fix` tests share (tests/fix.rs, tests/fix_cdi.rs): the built binary run with a fixed locale,
-//! copies of captured host trees, and a hash of a whole tree to prove a dry run or an `--undo` left it as it was.
+//! What the tests on captured host trees share (tests/fix.rs, tests/fix_cdi.rs, tests/wsl.rs, tests/wsl_run.rs): the
+//! built binary run with a fixed locale, the trees and copies of them, `run --print` and `dockerfile` on a tree, and a
+//! hash of a whole tree to prove a dry run or an `--undo` left it as it was.
 
 use sha2::{Digest, Sha256};
 use std::os::unix::fs::PermissionsExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+
+/// The captured host tree tests/fixtures/hosts/`name`.
+pub fn fixture(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/hosts")
+        .join(name)
+}
 
 /// `rocmenv ARGS` with a fixed locale, no colour, the embedded matrices and no `SUDO_USER`.
 pub fn rocmenv(args: &[&str]) -> Output {
@@ -16,6 +24,43 @@ pub fn rocmenv(args: &[&str]) -> Output {
         .env_remove("SUDO_USER")
         .output()
         .expect("runs")
+}
+
+/// A run's stdout and stderr.
+pub fn text(o: &Output) -> (String, String) {
+    (
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+/// `rocmenv run --print --sysroot TREE --image IMAGE [EXTRA] -- python -c 1`: exit code, stdout, stderr.
+pub fn print_run(tree: &Path, image: &str, extra: &[&str]) -> (Option<i32>, String, String) {
+    let tree = tree.to_str().unwrap();
+    let mut args = vec!["run", "--print", "--sysroot", tree, "--image", image];
+    args.extend_from_slice(extra);
+    args.extend_from_slice(&["--", "python", "-c", "1"]);
+    let o = rocmenv(&args);
+    let (out, err) = text(&o);
+    (o.status.code(), out, err)
+}
+
+/// `rocmenv dockerfile --stack STACK --sysroot TREE -o DIR/ctx` into a temporary DIR: the run, and the Dockerfile it
+/// wrote (read before DIR goes), if it wrote one.
+pub fn dockerfile_in(tree: &Path, stack: &str) -> (Output, Option<String>) {
+    let dir = tempfile::tempdir().unwrap();
+    let ctx = dir.path().join("ctx");
+    let o = rocmenv(&[
+        "dockerfile",
+        "--stack",
+        stack,
+        "--sysroot",
+        tree.to_str().unwrap(),
+        "-o",
+        ctx.to_str().unwrap(),
+    ]);
+    let df = std::fs::read_to_string(ctx.join("Dockerfile")).ok();
+    (o, df)
 }
 
 /// The stdout of a run that must exit 0.
@@ -57,11 +102,9 @@ pub fn tree_hash(dir: &Path) -> String {
 }
 
 /// A copy of a fixture tree in a temporary directory.
-pub fn copy_of(fixture: &str) -> tempfile::TempDir {
+pub fn copy_of(name: &str) -> tempfile::TempDir {
     let t = tempfile::tempdir().unwrap();
-    let src = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/hosts")
-        .join(fixture);
+    let src = fixture(name);
     let st = Command::new("cp")
         .arg("-a")
         .arg(format!("{}/.", src.display()))
