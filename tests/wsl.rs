@@ -540,3 +540,51 @@ fn a_7_2_wsl_host_with_the_rocdxg_bridge_gets_dxg_detection() {
     let (out, _) = text(&rocmenv(&["env", "--sysroot", tree]));
     assert!(!out.contains("HSA_ENABLE_DXG_DETECTION"), "{out}");
 }
+
+/// AMD's 7.2 WSL list names APUs by processor; rocminfo names the integrated GPU. A Strix Halo host (CPU "AMD RYZEN
+/// AI MAX+ 395 w/ Radeon 8060S", as WSL's /proc/cpuinfo shows it; its GPU agent "AMD Radeon(TM) 8060S Graphics",
+/// gfx1151, Chip ID 0x1586) is on the list through its processor; a Ryzen AI Max 390 entry does not match a 395, nor
+/// the 395 entry a hypothetical "395X".
+#[test]
+fn an_apu_under_wsl_is_judged_by_its_listed_processor() {
+    let t = wsl_tree(
+        "7.2.3",
+        "24.04",
+        Some(("AMD Radeon(TM) 8060S Graphics", "gfx1151")),
+    );
+    let ri = t.path().join(".rocmenv/rocminfo.txt");
+    let text = std::fs::read_to_string(&ri).unwrap();
+    assert!(text.contains("29772(0x744c)"));
+    std::fs::write(&ri, text.replace("29772(0x744c)", "5510(0x1586)")).unwrap();
+    let cpuinfo = t.path().join("proc/cpuinfo");
+    let set_cpu = |model: &str| {
+        let text: String = std::fs::read_to_string(&cpuinfo)
+            .unwrap()
+            .lines()
+            .map(|l| match l.starts_with("model name") {
+                true => format!("model name\t: {model}\n"),
+                false => format!("{l}\n"),
+            })
+            .collect();
+        std::fs::write(&cpuinfo, text).unwrap();
+    };
+    set_cpu("AMD RYZEN AI MAX+ 395 w/ Radeon 8060S");
+    let r = doctor_at(t.path(), false);
+    let w = find(&r, "wsl.rocm-support");
+    assert_eq!(w.status, Status::Pass, "{}", w.summary);
+    assert!(
+        w.summary
+            .contains("the integrated GPU of the Ryzen AI Max+ 395"),
+        "{}",
+        w.summary
+    );
+    for other in [
+        "AMD RYZEN AI MAX+ 395X w/ Radeon 8060S",
+        "AMD Ryzen 9 9950X",
+    ] {
+        set_cpu(other);
+        let r = doctor_at(t.path(), false);
+        let w = find(&r, "wsl.rocm-support");
+        assert_eq!(w.status, Status::Fail, "{other}: {}", w.summary);
+    }
+}

@@ -169,15 +169,23 @@ fn wsl_terms(w: &WslRelease) -> String {
 fn judge_gpu(cx: &Context, w: &WslRelease, g: &Gpu) -> Finding {
     let label = gpu_label(g);
     let name = g.name.clone().unwrap_or_default();
-    let listed = w.lists_gpu(&name);
+    let processor = listed_processor(cx, w, g);
+    let listed = w.lists_gpu(&name) || processor.is_some();
     let distro_ok = cx.facts.os.as_ref().is_some_and(|o| {
         w.distros.iter().any(|d| {
             o.id.as_deref() == Some(d.id.as_str())
                 && o.version_id.as_deref() == Some(d.version.as_str())
         })
     });
+    let on_list = match &processor {
+        Some(p) => format!(
+            "{label}, the integrated GPU of the {p}, is on AMD's ROCm {} on WSL list",
+            w.release
+        ),
+        None => format!("{label} is on AMD's ROCm {} on WSL list", w.release),
+    };
     let f = if listed {
-        Finding::new(ROCM_ID, AREA, Status::Pass, format!("{label} is on AMD's ROCm {} on WSL list", w.release))
+        Finding::new(ROCM_ID, AREA, Status::Pass, on_list)
             .detail(format!("{}. The Windows driver's version cannot be read from inside WSL: check it in AMD Software", wsl_terms(w)))
     } else {
         let why = match g.gfx {
@@ -203,6 +211,36 @@ fn judge_gpu(cx: &Context, w: &WslRelease, g: &Gpu) -> Finding {
         },
         _ => f,
     }
+}
+
+/// AMD lists APUs by processor (`Ryzen AI Max+ 395`), while rocminfo names their integrated GPU (`AMD Radeon(TM)
+/// 8060S Graphics`): an integrated GPU is listed when the host's CPU is one of the listed processors (WSL's
+/// `/proc/cpuinfo` shows the Windows host's, `AMD RYZEN AI MAX+ 395 w/ Radeon 8060S`).
+fn listed_processor(cx: &Context, w: &WslRelease, g: &Gpu) -> Option<String> {
+    if g.integrated != Some(true) {
+        return None;
+    }
+    let cpu = cx.facts.cpu.as_ref()?.model.as_deref()?;
+    let norm = |s: &str| {
+        s.split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+            .to_lowercase()
+    };
+    let cpu = norm(cpu);
+    w.gpus
+        .iter()
+        .filter(|e| e.starts_with("Ryzen"))
+        .find(|e| {
+            let e = norm(e);
+            cpu.match_indices(&e).any(|(at, _)| {
+                let before = cpu[..at].chars().next_back();
+                let after = cpu[at + e.len()..].chars().next();
+                !before.is_some_and(|c| c.is_alphanumeric())
+                    && !after.is_some_and(|c| c.is_alphanumeric() || c == '+')
+            })
+        })
+        .cloned()
 }
 
 /// A GPU AMD does not list for the WSL release. The runtime refusing it fails; the HIP runtime opening it (as PyTorch
