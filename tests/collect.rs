@@ -192,7 +192,7 @@ fn this_machine_round_trips_except_what_needs_the_live_host() {
                 "sys/devices/{}",
                 target.trim_start_matches("../../../devices/")
             );
-            assert!(e.contains_key(&format!("{real}/class")), "{real}/class");
+            assert!(e.contains_key(&format!("{real}/uevent")), "{real}/uevent");
         }
     }
 }
@@ -251,18 +251,15 @@ fn a_bundle_holds_what_doctor_reads_and_nothing_else() {
         &[],
     ));
     let e = entries(&bundle);
-    // Read: a GPU's class, vendor, VRAM, KFD properties, the render link. Not read: subsystem ids, KFD gpu_id.
+    // Read: a GPU's uevent (its class, ids and driver in one file), VRAM, KFD properties, the render link. Not read:
+    // the separate id files uevent stands for, subsystem ids, KFD gpu_id.
     let gpu = "sys/bus/pci/devices/0000:26:00.0";
-    for p in [
-        "class",
-        "vendor",
-        "device",
-        "mem_info_vram_total",
-        "numa_node",
-    ] {
+    for p in ["uevent", "mem_info_vram_total", "numa_node"] {
         assert!(e.contains_key(&format!("{gpu}/{p}")), "{gpu}/{p}");
     }
-    assert!(!e.contains_key(&format!("{gpu}/subsystem_vendor")));
+    for p in ["class", "vendor", "device", "subsystem_vendor"] {
+        assert!(!e.contains_key(&format!("{gpu}/{p}")), "{gpu}/{p}");
+    }
     assert!(!e.contains_key("sys/class/kfd/kfd/topology/nodes/4/gpu_id"));
     assert!(e.contains_key("sys/class/kfd/kfd/topology/nodes/4/properties"));
     // Links stay links with their targets.
@@ -272,9 +269,12 @@ fn a_bundle_holds_what_doctor_reads_and_nothing_else() {
         .as_ref()
         .unwrap()
         .starts_with("../../../bus/pci/devices/"));
-    let (t, link, _) = &e[&format!("{gpu}/driver")];
-    assert_eq!(*t, tar::EntryType::Symlink);
-    assert_eq!(link.as_deref(), Some("../../../../bus/pci/drivers/amdgpu"));
+    // The bound driver is in the uevent doctor read (the `driver` link is not read when uevent names it).
+    let uevent = String::from_utf8(e[&format!("{gpu}/uevent")].2.clone()).unwrap();
+    assert!(
+        uevent.contains("DRIVER=amdgpu\nPCI_CLASS=120000\nPCI_ID=1002:74A1"),
+        "{uevent}"
+    );
     // Device nodes are empty files; their owners are in recorded.yaml. Without --deep no tool output is kept.
     assert!(e["dev/kfd"].2.is_empty());
     let rec = String::from_utf8(e[".rocmenv/recorded.yaml"].2.clone()).unwrap();

@@ -458,10 +458,14 @@ fn rtx4090_driver_535_fails_ngc_2405_because_geforce_has_no_forward_compatibilit
         .status()
         .unwrap();
     assert!(copy.success());
+    // The device id is in `device` and in `uevent` (which doctor reads first), as in sysfs.
+    let gpu = dir.path().join("l40s/sys/bus/pci/devices/0000:01:00.0");
+    std::fs::write(gpu.join("device"), "0x26b9\n").unwrap();
+    let uevent = std::fs::read_to_string(gpu.join("uevent")).unwrap();
+    assert!(uevent.contains("PCI_ID=10DE:2684"), "{uevent}");
     std::fs::write(
-        dir.path()
-            .join("l40s/sys/bus/pci/devices/0000:01:00.0/device"),
-        "0x26b9\n",
+        gpu.join("uevent"),
+        uevent.replace("PCI_ID=10DE:2684", "PCI_ID=10DE:26B9"),
     )
     .unwrap();
     let r = build_report(&DoctorOptions {

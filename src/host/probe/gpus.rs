@@ -57,24 +57,8 @@ fn probe_pci_device(
     seen: &RefCell<Vec<ReadError>>,
 ) {
     let dir = format!("{base}/{bdf}");
-    let Some(class) = value(root, &format!("{dir}/class"), seen) else {
+    let Some((vendor, device_id, driver)) = identify(root, f, bdf, &dir, seen) else {
         return;
-    };
-    // Display controllers (0x03xx: VGA, 3D, other) and processing accelerators (0x12xx: Instinct MI300).
-    let class = class.trim_start_matches("0x");
-    if !(class.starts_with("03") || class.starts_with("12")) {
-        return;
-    }
-    let Some(vendor) = hex_id(root, &format!("{dir}/vendor"), seen).and_then(Vendor::from_pci)
-    else {
-        return;
-    };
-    let device_id = match hex_id(root, &format!("{dir}/device"), seen) {
-        Some(d) => format!("0x{d:04x}"),
-        None => {
-            f.unavailable(format!("gpu {bdf}"), "its PCI device id cannot be read");
-            return;
-        }
     };
     let read_u64 = |name: &str| {
         value(root, &format!("{dir}/{name}"), seen).and_then(|v| v.parse::<u64>().ok())
@@ -96,15 +80,6 @@ fn probe_pci_device(
         max_width: width("max_link_width"),
     };
     let pcie = (pcie.current_speed_gts.is_some() || pcie.current_width.is_some()).then_some(pcie);
-    let driver = match root.link_name(&format!("{dir}/driver")) {
-        Ok(d) => Some(d),
-        Err(e) => {
-            if !e.is_missing() {
-                seen.borrow_mut().push(e);
-            }
-            None
-        }
-    };
     let mut gpu = Gpu {
         numa_node,
         pcie,
@@ -127,6 +102,85 @@ fn probe_pci_device(
         };
     }
     f.gpus.push(gpu);
+}
+
+/// What a PCI device's `uevent` says, in the kernel's format (`dev_uevent` in drivers/base/core.c writes
+/// `DRIVER=amdgpu` for a bound device, `pci_uevent` in drivers/pci/pci-driver.c `PCI_CLASS=30000` and
+/// `PCI_ID=1002:744C`; torvalds/linux@d5e8ff5f7b2a41d503914d4896ed3c6b3befe933): one read instead of `class`, `vendor`,
+/// `device` and the `driver` link.
+#[derive(Debug, PartialEq)]
+struct Uevent {
+    class: u32,
+    vendor: u16,
+    device: u16,
+    driver: Option<String>,
+}
+
+fn parse_uevent(text: &str) -> Option<Uevent> {
+    let (mut class, mut id, mut driver) = (None, None, None);
+    for line in text.lines() {
+        match line.split_once('=') {
+            Some(("PCI_CLASS", v)) => class = u32::from_str_radix(v.trim(), 16).ok(),
+            Some(("PCI_ID", v)) => {
+                id = v.trim().split_once(':').and_then(|(a, b)| {
+                    Some((
+                        u16::from_str_radix(a, 16).ok()?,
+                        u16::from_str_radix(b, 16).ok()?,
+                    ))
+                })
+            }
+            Some(("DRIVER", v)) if !v.trim().is_empty() => driver = Some(v.trim().to_string()),
+            _ => {}
+        }
+    }
+    let (vendor, device) = id?;
+    Some(Uevent {
+        class: class?,
+        vendor,
+        device,
+        driver,
+    })
+}
+
+/// A display controller (0x03xx: VGA, 3D, other) or processing accelerator (0x12xx: Instinct MI300) of a GPU
+/// vendor: its vendor, device id and bound driver. From `uevent` where it is readable and whole, else (a host tree
+/// recorded without it) from the separate files.
+fn identify(
+    root: &HostRoot,
+    f: &mut HostFacts,
+    bdf: &str,
+    dir: &str,
+    seen: &RefCell<Vec<ReadError>>,
+) -> Option<(Vendor, String, Option<String>)> {
+    let is_gpu_class = |class: u32| matches!(class >> 16, 0x03 | 0x12);
+    let ev = value(root, &format!("{dir}/uevent"), seen).and_then(|t| parse_uevent(&t));
+    if let Some(ev) = ev {
+        if !is_gpu_class(ev.class) {
+            return None;
+        }
+        let vendor = Vendor::from_pci(ev.vendor)?;
+        return Some((vendor, format!("0x{:04x}", ev.device), ev.driver));
+    }
+    let class = value(root, &format!("{dir}/class"), seen)?;
+    let class = u32::from_str_radix(class.trim_start_matches("0x"), 16).ok()?;
+    if !is_gpu_class(class) {
+        return None;
+    }
+    let vendor = hex_id(root, &format!("{dir}/vendor"), seen).and_then(Vendor::from_pci)?;
+    let Some(device) = hex_id(root, &format!("{dir}/device"), seen) else {
+        f.unavailable(format!("gpu {bdf}"), "its PCI device id cannot be read");
+        return None;
+    };
+    let driver = match root.link_name(&format!("{dir}/driver")) {
+        Ok(d) => Some(d),
+        Err(e) => {
+            if !e.is_missing() {
+                seen.borrow_mut().push(e);
+            }
+            None
+        }
+    };
+    Some((vendor, format!("0x{device:04x}"), driver))
 }
 
 pub(super) fn probe_kfd(root: &HostRoot, f: &mut HostFacts) {
@@ -290,6 +344,37 @@ pub(super) fn probe_drm(root: &HostRoot, f: &mut HostFacts) {
             .find(|g| g.pci_address == bdf && g.render_node.is_none())
         {
             g.render_node = Some(format!("/dev/dri/{name}"));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_uevent_gives_class_ids_and_driver() {
+        let text = "DRIVER=nvidia\nPCI_CLASS=30200\nPCI_ID=10DE:2330\nPCI_SUBSYS_ID=10DE:16C1\nPCI_SLOT_NAME=0000:18:00.0\nMODALIAS=pci:v000010DEd00002330sv000010DEsd000016C1bc03sc02i00\n";
+        assert_eq!(
+            parse_uevent(text),
+            Some(Uevent {
+                class: 0x030200,
+                vendor: 0x10de,
+                device: 0x2330,
+                driver: Some("nvidia".into())
+            })
+        );
+        let unbound = parse_uevent("PCI_CLASS=120000\nPCI_ID=1002:74A1\n").unwrap();
+        assert_eq!((unbound.class, unbound.driver), (0x120000, None));
+        // Not whole, or not the kernel's format: the separate files decide.
+        for bad in [
+            "",
+            "PCI_CLASS=30000\n",
+            "PCI_ID=1002:744C\n",
+            "PCI_CLASS=x\nPCI_ID=1002:744C\n",
+            "PCI_CLASS=30000\nPCI_ID=1002\n",
+        ] {
+            assert_eq!(parse_uevent(bad), None, "{bad:?}");
         }
     }
 }
