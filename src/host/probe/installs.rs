@@ -233,6 +233,7 @@ pub(super) fn probe_tools(root: &HostRoot, env: &BTreeMap<String, String>, f: &m
     let path = env.get("PATH").map(String::as_str).unwrap_or(DEFAULT_PATH);
     // Relative PATH entries are skipped: they depend on a working directory the host's processes had, not rocmenv's.
     let dirs: Vec<&str> = path.split(':').filter(|d| d.starts_with('/')).collect();
+    let tree_dirs = (!root.is_live()).then(|| tree_path_dirs(root, &dirs));
     for tool in TOOLS {
         let found = if root.is_live() {
             let search = std::env::join_paths(&dirs).ok();
@@ -241,7 +242,9 @@ pub(super) fn probe_tools(root: &HostRoot, env: &BTreeMap<String, String>, f: &m
                 .map(|p| p.display().to_string())
         } else {
             // In a tree, PATH is looked up through the tree's resolver, so a link out of it finds nothing.
-            dirs.iter()
+            tree_dirs
+                .iter()
+                .flatten()
                 .map(|d| format!("{}/{tool}", d.trim_end_matches('/')))
                 .find(|p| {
                     use std::os::unix::fs::PermissionsExt;
@@ -251,4 +254,21 @@ pub(super) fn probe_tools(root: &HostRoot, env: &BTreeMap<String, String>, f: &m
         };
         f.tools.insert(tool.to_string(), found);
     }
+}
+
+/// The PATH directories a tree has, each once: a directory that is missing is not searched for every tool, and
+/// `/bin` that is a link to `usr/bin` (a merged /usr) is searched once, as the same directory (device and inode).
+pub(super) fn tree_path_dirs<'p>(root: &HostRoot, dirs: &[&'p str]) -> Vec<&'p str> {
+    use std::os::unix::fs::MetadataExt;
+    let mut seen = Vec::new();
+    dirs.iter()
+        .copied()
+        .filter(|d| match root.metadata(d) {
+            Ok(m) if m.is_dir() && !seen.contains(&(m.dev(), m.ino())) => {
+                seen.push((m.dev(), m.ino()));
+                true
+            }
+            _ => false,
+        })
+        .collect()
 }

@@ -145,4 +145,37 @@ mod tests {
         assert_eq!(link_speed("inf GT/s"), None);
         assert_eq!(link_speed(""), None);
     }
+
+    #[test]
+    fn a_tree_searches_path_in_order_skipping_missing_and_repeated_directories() {
+        use std::os::unix::fs::PermissionsExt;
+        let d = tempfile::tempdir().unwrap();
+        let tool = |p: &str| {
+            let p = d.path().join(p);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(&p, "").unwrap();
+            std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+        };
+        tool("usr/bin/rocminfo");
+        tool("opt/x/bin/rocminfo");
+        tool("usr/bin/nvidia-smi");
+        std::os::unix::fs::symlink("usr/bin", d.path().join("bin")).unwrap();
+        let root = HostRoot::sysroot(d.path()).unwrap();
+        assert_eq!(
+            installs::tree_path_dirs(&root, &["/missing", "/bin", "/usr/bin", "/opt/x/bin"]),
+            ["/bin", "/opt/x/bin"]
+        );
+        let find = |path: &str| {
+            let mut f = HostFacts::default();
+            let env = [("PATH".to_string(), path.to_string())].into();
+            probe_tools(&root, &env, &mut f);
+            f
+        };
+        let f = find("/missing:/opt/x/bin:/bin:/usr/bin");
+        assert_eq!(f.tools["rocminfo"].as_deref(), Some("/opt/x/bin/rocminfo"));
+        assert_eq!(f.tools["nvidia-smi"].as_deref(), Some("/bin/nvidia-smi"));
+        assert_eq!(f.tools["hipcc"], None);
+        let f = find("/usr/bin:/opt/x/bin");
+        assert_eq!(f.tools["rocminfo"].as_deref(), Some("/usr/bin/rocminfo"));
+    }
 }
