@@ -209,13 +209,24 @@ fn capture(name: &str) -> String {
     .unwrap()
 }
 
-/// Every AMD GPU of `root` gets PCI device id `id`; with `gfx`, KFD reports that `gfx_target_version` too.
+/// Every AMD GPU of `root` gets PCI device id `id`, in `device` and in `uevent` (which doctor reads first), as
+/// sysfs shows it; with `gfx`, KFD reports that `gfx_target_version` too.
 fn make_gpus(root: &Path, from_id: &str, id: &str, gfx: Option<(&str, &str)>) {
     let devs = root.join("sys/bus/pci/devices");
+    let hex = |id: &str| id.trim_start_matches("0x").to_ascii_uppercase();
     for e in std::fs::read_dir(&devs).unwrap() {
-        let p = e.unwrap().path().join("device");
+        let dir = e.unwrap().path();
+        let p = dir.join("device");
         if std::fs::read_to_string(&p).is_ok_and(|t| t.trim() == from_id) {
             std::fs::write(&p, format!("{id}\n")).unwrap();
+            let ev = dir.join("uevent");
+            let text = std::fs::read_to_string(&ev).unwrap();
+            let (old, new) = (
+                format!("PCI_ID=1002:{}", hex(from_id)),
+                format!("PCI_ID=1002:{}", hex(id)),
+            );
+            assert!(text.contains(&old), "{text}");
+            std::fs::write(&ev, text.replace(&old, &new)).unwrap();
         }
     }
     if let Some((from, to)) = gfx {
