@@ -180,7 +180,7 @@ fn rocm_wsl(w: &WslRelease, origin: &str, out: &mut dyn Write) -> io::Result<()>
         row(
             out,
             "rocdxg",
-            format!("librocdxg {r} (github.com/ROCm/librocdxg), built in WSL and loaded with HSA_ENABLE_DXG_DETECTION=1"),
+            format!("librocdxg {r}, AMD's ROCDXG bridge, built in WSL (`rocmenv fix` prints the steps) and loaded with HSA_ENABLE_DXG_DETECTION=1"),
         )?;
     }
     let distros: Vec<String> = w
