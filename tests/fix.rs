@@ -522,24 +522,11 @@ fn install_commands_are_printed_with_the_targets_version_and_never_run() {
     );
     assert_eq!(commands.last(), Some(&"sudo dnf install rocm"));
     // --apply performs nothing of it: no journal, no change, and the commands stay the user's.
-    let text = ok(&rocmenv(&[
-        "fix",
-        "--sysroot",
-        tree,
-        "--target",
-        "rocm-6.2.4",
-        "--apply",
-    ]));
+    let text = apply_installs_nothing(t.path(), "rocm-6.2.4", &original);
     assert!(
         text.contains("     $ sudo dnf install rocm") && text.contains("rocmenv never runs them"),
         "{text}"
     );
-    assert_eq!(
-        tree_hash(t.path()),
-        original,
-        "an install was performed in a tree"
-    );
-    assert!(!t.path().join(".rocmenv/fix").exists());
 
     // A host without ROCm or amdgpu-dkms, Ubuntu 22.04: AMD's apt steps for the named release.
     let t = copy_of("amdgpu-not-loaded");
@@ -588,6 +575,27 @@ fn install_commands_are_printed_with_the_targets_version_and_never_run() {
     );
 }
 
+/// `fix --apply --target TARGET` on the tree at `root`: its output, after checking it installed nothing (the tree
+/// hashes as `original`, no journal was written).
+fn apply_installs_nothing(root: &Path, target: &str, original: &str) -> String {
+    let tree = root.to_str().unwrap();
+    let text = ok(&rocmenv(&[
+        "fix",
+        "--sysroot",
+        tree,
+        "--target",
+        target,
+        "--apply",
+    ]));
+    assert_eq!(
+        tree_hash(root),
+        original,
+        "an install was performed in a tree"
+    );
+    assert!(!root.join(".rocmenv/fix").exists());
+    text
+}
+
 /// The `fix.install` action's commands in a `fix --json` plan.
 fn install_commands(plan: &Value) -> Vec<String> {
     let install: Vec<&Value> = plan["actions"]
@@ -626,21 +634,8 @@ fn a_7x_target_prints_amds_7x_commands_and_never_runs_them() {
             && commands.last().unwrap() == "sudo dnf install amdgpu-dkms",
         "{commands:?}"
     );
-    let text = ok(&rocmenv(&[
-        "fix",
-        "--sysroot",
-        tree,
-        "--target",
-        "rocm-7.2.4",
-        "--apply",
-    ]));
+    let text = apply_installs_nothing(t.path(), "rocm-7.2.4", &original);
     assert!(text.contains("rocmenv never runs them"), "{text}");
-    assert_eq!(
-        tree_hash(t.path()),
-        original,
-        "an install was performed in a tree"
-    );
-    assert!(!t.path().join(".rocmenv/fix").exists());
 
     // Ubuntu 24.04 with ROCm 6.2.0 (its amdgpu-dkms inside 7.0's window), against 7.0.0: a .0 release's
     // directory is `7.0`, and only ROCm's steps follow the installer.

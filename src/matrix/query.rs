@@ -530,21 +530,6 @@ fn model_names(name: &str) -> Vec<String> {
     out
 }
 
-/// A model name reduced for comparison: no vendor word, no parenthesis, no spaces, lower case.
-fn model_key(name: &str) -> String {
-    let n = name
-        .split(" (")
-        .next()
-        .unwrap_or(name)
-        .trim()
-        .to_ascii_lowercase();
-    let n = ["amd ", "nvidia "]
-        .iter()
-        .find_map(|p| n.strip_prefix(p))
-        .unwrap_or(&n);
-    n.chars().filter(|c| !c.is_whitespace()).collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -120,16 +120,8 @@ impl WslRelease {
     /// True when AMD lists the GPU named `name` (rocminfo's `Marketing Name`, `AMD Radeon RX 7900 GRE`): compared
     /// without the vendor, case or spaces.
     pub fn lists_gpu(&self, name: &str) -> bool {
-        let key = |s: &str| {
-            let s = s.trim();
-            let s = s.strip_prefix("AMD ").unwrap_or(s);
-            s.chars()
-                .filter(|c| !c.is_whitespace())
-                .collect::<String>()
-                .to_ascii_lowercase()
-        };
-        let want = key(name);
-        self.gpus.iter().any(|g| key(g) == want)
+        let want = model_key(name);
+        self.gpus.iter().any(|g| model_key(g) == want)
     }
 
     /// `Radeon RX 7900 XTX, Radeon RX 7900 XT, …`.
@@ -145,6 +137,21 @@ impl WslRelease {
             None => "a current AMD Windows driver (AMD names no version)".to_string(),
         }
     }
+}
+
+/// A model name reduced for comparison: no vendor word, no parenthesis, no spaces, lower case.
+pub(crate) fn model_key(name: &str) -> String {
+    let n = name
+        .split(" (")
+        .next()
+        .unwrap_or(name)
+        .trim()
+        .to_ascii_lowercase();
+    let n = ["amd ", "nvidia "]
+        .iter()
+        .find_map(|p| n.strip_prefix(p))
+        .unwrap_or(&n);
+    n.chars().filter(|c| !c.is_whitespace()).collect()
 }
 
 /// Release series left out of the matrices on purpose, and why.
