@@ -1,5 +1,6 @@
 //! rocmenv: checks that a Linux GPU host and a container stack will run PyTorch on ROCm or CUDA.
 
+pub mod arena;
 pub mod cc;
 pub mod checks;
 pub mod cli;

@@ -3,6 +3,10 @@
 use clap::Parser;
 use rocmenv::cli::{usage_exit_code, Cli};
 
+/// The first 4 MiB of allocations from huge pages (src/arena.rs says why).
+#[global_allocator]
+static ALLOC: rocmenv::arena::Arena = rocmenv::arena::Arena::new();
+
 fn main() {
     let cli = match Cli::try_parse() {
         Ok(c) => c,

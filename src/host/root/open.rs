@@ -137,11 +137,17 @@ impl Resolver {
                         e => errno(host_path, e),
                     })
             }
-            Resolver::Emulated(tree) => tree
-                .readlink(host_path)
-                .map_err(|e| ReadError::pathrs(host_path, &e)),
+            Resolver::Emulated(tree) => emulated_readlink(tree, host_path),
         }
     }
+}
+
+/// pathrs's readlink, kept out of line: it holds a 128 KiB buffer on the stack, and inlined into `readlink` every
+/// call touched (and page-faulted) all of it, on every resolver.
+#[inline(never)]
+fn emulated_readlink(tree: &pathrs::Root, host_path: &str) -> Result<PathBuf, ReadError> {
+    tree.readlink(host_path)
+        .map_err(|e| ReadError::pathrs(host_path, &e))
 }
 
 /// `openat2` with `O_CLOEXEC`, retried while the kernel reports a racing rename or mount.
