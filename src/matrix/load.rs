@@ -12,6 +12,7 @@ use include_dir::{include_dir, Dir};
 use serde::de::DeserializeOwned;
 use std::collections::BTreeSet;
 use std::path::Path;
+use std::sync::OnceLock;
 
 static EMBEDDED: Dir<'_> = include_dir!("$CARGO_MANIFEST_DIR/matrices");
 
@@ -71,16 +72,14 @@ impl Matrices {
     /// exactly as `--matrices DIR` would be (so a release build never validates them again at start).
     pub fn embedded() -> Result<Matrices, MatrixError> {
         let [rocm, cuda, ngc, gpus, firmware] = EMBEDDED_JSON;
-        let mut m = Matrices {
-            rocm: from_json(rocm.0, rocm.1)?,
-            cuda: from_json(cuda.0, cuda.1)?,
-            ngc: from_json(ngc.0, ngc.1)?,
-            gpus: from_json(gpus.0, gpus.1)?,
-            firmware: from_json(firmware.0, firmware.1)?,
+        Ok(Matrices {
+            rocm: Part::embedded(rocm),
+            cuda: Part::embedded(cuda),
+            ngc: Part::embedded(ngc),
+            gpus: Part::embedded(gpus),
+            firmware: Part::embedded(firmware),
             origin: "embedded".into(),
-        };
-        m.sort();
-        Ok(m)
+        })
     }
 
     /// The embedded YAML, parsed and validated as a `--matrices` directory is (what the test compares with).
@@ -167,17 +166,14 @@ impl Matrices {
         origin: String,
     ) -> Result<Matrices, MatrixError> {
         let firmware_file = match &firmware {
-            Some(f) => parse::<FirmwareFile>(&f.0, &f.1)?,
-            None => {
-                let (name, json) = EMBEDDED_JSON[4];
-                from_json(name, json)?
-            }
+            Some(f) => Part::ready(parse::<FirmwareFile>(&f.0, &f.1)?),
+            None => Part::embedded(EMBEDDED_JSON[4]),
         };
         let mut m = Matrices {
-            rocm: parse::<RocmFile>(&rocm.0, &rocm.1)?,
-            cuda: parse::<CudaFile>(&cuda.0, &cuda.1)?,
-            ngc: parse::<NgcFile>(&ngc.0, &ngc.1)?,
-            gpus: parse::<GpusFile>(&gpus.0, &gpus.1)?,
+            rocm: Part::ready(parse::<RocmFile>(&rocm.0, &rocm.1)?),
+            cuda: Part::ready(parse::<CudaFile>(&cuda.0, &cuda.1)?),
+            ngc: Part::ready(parse::<NgcFile>(&ngc.0, &ngc.1)?),
+            gpus: Part::ready(parse::<GpusFile>(&gpus.0, &gpus.1)?),
             firmware: firmware_file,
             origin,
         };
@@ -196,9 +192,105 @@ impl Matrices {
 
     /// Releases in version order, whatever order the files list them in.
     fn sort(&mut self) {
-        self.rocm.releases.sort_by(|a, b| a.version.cmp(&b.version));
-        self.cuda.releases.sort_by(|a, b| a.version.cmp(&b.version));
-        self.ngc.releases.sort_by(|a, b| a.release.cmp(&b.release));
+        self.rocm.settle();
+        self.cuda.settle();
+        self.ngc.settle();
+    }
+}
+
+/// What a matrix file needs once parsed, before anything reads it.
+pub trait Settle {
+    /// Puts the releases in version order, whatever order the file lists them in.
+    fn settle(&mut self) {}
+}
+
+impl Settle for RocmFile {
+    fn settle(&mut self) {
+        self.releases.sort_by(|a, b| a.version.cmp(&b.version));
+    }
+}
+
+impl Settle for CudaFile {
+    fn settle(&mut self) {
+        self.releases.sort_by(|a, b| a.version.cmp(&b.version));
+    }
+}
+
+impl Settle for NgcFile {
+    fn settle(&mut self) {
+        self.releases.sort_by(|a, b| a.release.cmp(&b.release));
+    }
+}
+
+impl Settle for GpusFile {}
+impl Settle for FirmwareFile {}
+
+/// One matrix file: parsed already (from a `--matrices` directory, validated), or the built-in JSON, parsed on
+/// first use. The built-in JSON is the YAML that `embedded_json_is_the_validated_yaml` validates in every test run,
+/// so it cannot fail to parse in a tested build; should it, that is a build defect, said as such.
+pub struct Part<T> {
+    value: OnceLock<T>,
+    json: Option<(&'static str, &'static str)>,
+}
+
+impl<T> Part<T> {
+    /// A file parsed (and validated) already.
+    pub fn ready(value: T) -> Self {
+        Part {
+            value: OnceLock::from(value),
+            json: None,
+        }
+    }
+
+    /// A built-in file, parsed when first read.
+    fn embedded(json: (&'static str, &'static str)) -> Self {
+        Part {
+            value: OnceLock::new(),
+            json: Some(json),
+        }
+    }
+}
+
+impl<T: DeserializeOwned + Settle> std::ops::Deref for Part<T> {
+    type Target = T;
+
+    fn deref(&self) -> &T {
+        self.value.get_or_init(|| {
+            let (name, json) = self.json.expect("a Part without a value has its JSON");
+            let mut v: T = from_json(name, json).unwrap_or_else(|e| {
+                panic!("rocmenv was built with a defective embedded matrix: {e}")
+            });
+            v.settle();
+            v
+        })
+    }
+}
+
+impl<T: DeserializeOwned + Settle> std::ops::DerefMut for Part<T> {
+    fn deref_mut(&mut self) -> &mut T {
+        let _ = std::ops::Deref::deref(self);
+        self.value.get_mut().expect("parsed just above")
+    }
+}
+
+impl<T: Clone> Clone for Part<T> {
+    fn clone(&self) -> Self {
+        Part {
+            value: self.value.clone(),
+            json: self.json,
+        }
+    }
+}
+
+impl<T: serde::Serialize + DeserializeOwned + Settle> serde::Serialize for Part<T> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        (**self).serialize(s)
+    }
+}
+
+impl<T: std::fmt::Debug + DeserializeOwned + Settle> std::fmt::Debug for Part<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Debug::fmt(&**self, f)
     }
 }
 
@@ -956,6 +1048,20 @@ fn check_pci_ids(
 
 #[cfg(test)]
 mod tests {
+
+    /// Issue 37: a command parses only the built-in files it reads, and each comes out as a directory's would:
+    /// releases in version order.
+    #[test]
+    fn the_built_in_files_are_parsed_when_first_read() {
+        let m = Matrices::embedded().expect("loads");
+        assert!(m.rocm.value.get().is_none() && m.cuda.value.get().is_none());
+        assert!(m.rocm.releases.len() > 10);
+        assert!(m.rocm.value.get().is_some());
+        assert!(m.cuda.value.get().is_none(), "reading rocm.yaml parsed only rocm.yaml");
+        assert!(m.rocm.releases.windows(2).all(|w| w[0].version < w[1].version));
+        assert!(m.cuda.releases.windows(2).all(|w| w[0].version < w[1].version));
+        assert!(m.ngc.releases.windows(2).all(|w| w[0].release < w[1].release));
+    }
 
     /// Issue 11: the JSON the binary loads is the YAML, validated as a `--matrices` directory is.
     #[test]

@@ -20,19 +20,22 @@ pub use query::*;
 pub use schema::*;
 pub use support::HostGpu;
 
-/// The matrices, loaded and validated.
+pub use load::Part;
+
+/// The matrices, loaded and validated. Each file is a [`Part`]: the built-in ones are parsed when first used, so a
+/// command pays only for the files it reads (doctor on an NVIDIA host never parses rocm.yaml's 150 KB).
 #[derive(Debug, Clone)]
 pub struct Matrices {
     /// ROCm releases, oldest first.
-    pub rocm: RocmFile,
+    pub rocm: Part<RocmFile>,
     /// CUDA releases, oldest first.
-    pub cuda: CudaFile,
+    pub cuda: Part<CudaFile>,
     /// NGC releases, oldest first.
-    pub ngc: NgcFile,
+    pub ngc: Part<NgcFile>,
     /// GPU models and gfx targets.
-    pub gpus: GpusFile,
+    pub gpus: Part<GpusFile>,
     /// Firmware versions known to be bad.
-    pub firmware: FirmwareFile,
+    pub firmware: Part<FirmwareFile>,
     /// Where they came from: `embedded` or a directory.
     pub origin: String,
 }
