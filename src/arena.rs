@@ -243,7 +243,11 @@ mod tests {
             assert_eq!(*p.add(9), 0xAA);
             let used = a.used();
             a.dealloc(q, layout(64, 64));
-            assert_eq!(a.used(), q as usize - a.start.load(Ordering::Relaxed), "the top block was given back");
+            assert_eq!(
+                a.used(),
+                q as usize - a.start.load(Ordering::Relaxed),
+                "the top block was given back"
+            );
             assert!(a.used() < used);
             // A block below the top stays; the next one starts after it.
             let r = a.alloc(layout(8, 8));
@@ -266,7 +270,10 @@ mod tests {
             let other = a.alloc(layout(8, 8));
             let p3 = a.realloc(p2, layout(4096, 8), 8192);
             assert_ne!(p3, p2, "a block below the top moves");
-            assert!((0..16).all(|i| *p3.add(i) == i as u8), "and keeps its bytes");
+            assert!(
+                (0..16).all(|i| *p3.add(i) == i as u8),
+                "and keeps its bytes"
+            );
             assert!(a.contains(other));
             // Shrinking keeps the block where it is.
             assert_eq!(a.realloc(p3, layout(8192, 8), 100), p3);
@@ -280,7 +287,10 @@ mod tests {
             let big = a.alloc(layout(SIZE - 64, 8));
             assert!(a.contains(big));
             let p = a.alloc(layout(4096, 8));
-            assert!(!p.is_null() && !a.contains(p), "no room left: the system allocator's");
+            assert!(
+                !p.is_null() && !a.contains(p),
+                "no room left: the system allocator's"
+            );
             p.write_bytes(1, 4096);
             // A region block that must grow past the end moves to the system allocator, bytes and all.
             *big = 7;
@@ -332,7 +342,9 @@ mod tests {
         all.dedup();
         assert_eq!(all.len(), n, "no block handed out twice");
         for (t, bs) in blocks.iter().enumerate() {
-            assert!(bs.iter().all(|&p| unsafe { *(p as *const u8).add(23) } == t as u8));
+            assert!(bs
+                .iter()
+                .all(|&p| unsafe { *(p as *const u8).add(23) } == t as u8));
         }
     }
 }

@@ -12,8 +12,10 @@ use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
+mod dirs;
 mod open;
 mod recording;
+use dirs::{Dirs, Through};
 use open::Resolver;
 use recording::stat_seen;
 pub use recording::{Asked, Recording, Seen};
@@ -33,6 +35,8 @@ pub struct HostRoot {
     root: PathBuf,
     /// How paths resolve: as the kernel does for the live host, inside the tree (opened once) for a sysroot.
     resolver: Arc<Resolver>,
+    /// Handles of the `/sys` and `/proc` directories read more than once (src/host/root/dirs.rs).
+    dirs: Arc<Dirs>,
     /// Opt-in: every object a read touched (`rocmenv collect` archives exactly these).
     recorder: Option<Arc<Mutex<Recording>>>,
     /// A bundle unpacked into a temporary directory, removed when the last clone of this root is dropped.
@@ -108,6 +112,19 @@ impl ReadError {
     }
 }
 
+/// `not_a_file` for a type `statat` gave.
+fn not_a_file_type(t: rustix::fs::FileType) -> Option<&'static str> {
+    use rustix::fs::FileType as T;
+    match t {
+        T::RegularFile => None,
+        T::Directory => Some("is a directory, not a file"),
+        T::Fifo => Some("is a named pipe (FIFO), not a file: not opened, a read could block"),
+        T::Socket => Some("is a socket, not a file: not opened"),
+        T::CharacterDevice | T::BlockDevice => Some("is a device node, not a file: not opened"),
+        _ => Some("is not a regular file: not opened"),
+    }
+}
+
 /// Why a file of this type is not opened for reading, or `None` for a regular file.
 fn not_a_file(t: fs::FileType) -> Option<&'static str> {
     if t.is_file() {
@@ -170,6 +187,7 @@ impl HostRoot {
         HostRoot {
             root: PathBuf::from("/"),
             resolver: Arc::new(Resolver::Live),
+            dirs: Arc::default(),
             recorder: None,
             _unpacked: None,
         }
@@ -206,6 +224,7 @@ impl HostRoot {
         Ok(HostRoot {
             root: path.to_path_buf(),
             resolver: Arc::new(resolver),
+            dirs: Arc::default(),
             recorder: None,
             _unpacked: None,
         })
@@ -283,6 +302,9 @@ impl HostRoot {
         host_path: &str,
         cap: u64,
     ) -> Result<(Vec<u8>, bool), ReadError> {
+        if let Through::Done(got) = self.dirs.read(&self.resolver, host_path, cap) {
+            return got;
+        }
         let handle = self.resolve(host_path, true)?;
         let meta = handle
             .metadata()
@@ -398,7 +420,10 @@ impl HostRoot {
     }
 
     fn list_unrecorded(&self, host_path: &str) -> Result<Vec<String>, ReadError> {
-        let dir = self.resolver.open_dir(host_path)?;
+        let dir = match self.dirs.open_dir(&self.resolver, host_path) {
+            Through::Done(dir) => dir?,
+            Through::Whole => self.resolver.open_dir(host_path)?,
+        };
         let entries = rustix::fs::Dir::new(dir).map_err(|e| ReadError::io(host_path, &e.into()))?;
         let mut names = Vec::new();
         for entry in entries {
@@ -423,7 +448,10 @@ impl HostRoot {
 
     /// True when something exists at the path (a dangling symlink does not count).
     pub fn exists(&self, host_path: &str) -> bool {
-        let found = self.resolve(host_path, true).is_ok();
+        let found = match self.dirs.exists(&self.resolver, host_path) {
+            Through::Done(found) => found.unwrap_or(false),
+            Through::Whole => self.resolve(host_path, true).is_ok(),
+        };
         self.record(Asked::Stat(host_path.into()), found, true, stat_seen);
         found
     }
@@ -444,7 +472,10 @@ impl HostRoot {
 
     /// The target of a link, as written.
     fn readlink(&self, host_path: &str) -> Result<PathBuf, ReadError> {
-        self.resolver.readlink(host_path)
+        match self.dirs.readlink(&self.resolver, host_path) {
+            Through::Done(target) => target,
+            Through::Whole => self.resolver.readlink(host_path),
+        }
     }
 }
 

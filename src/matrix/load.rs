@@ -1057,10 +1057,25 @@ mod tests {
         assert!(m.rocm.value.get().is_none() && m.cuda.value.get().is_none());
         assert!(m.rocm.releases.len() > 10);
         assert!(m.rocm.value.get().is_some());
-        assert!(m.cuda.value.get().is_none(), "reading rocm.yaml parsed only rocm.yaml");
-        assert!(m.rocm.releases.windows(2).all(|w| w[0].version < w[1].version));
-        assert!(m.cuda.releases.windows(2).all(|w| w[0].version < w[1].version));
-        assert!(m.ngc.releases.windows(2).all(|w| w[0].release < w[1].release));
+        assert!(
+            m.cuda.value.get().is_none(),
+            "reading rocm.yaml parsed only rocm.yaml"
+        );
+        assert!(m
+            .rocm
+            .releases
+            .windows(2)
+            .all(|w| w[0].version < w[1].version));
+        assert!(m
+            .cuda
+            .releases
+            .windows(2)
+            .all(|w| w[0].version < w[1].version));
+        assert!(m
+            .ngc
+            .releases
+            .windows(2)
+            .all(|w| w[0].release < w[1].release));
     }
 
     /// Issue 11: the JSON the binary loads is the YAML, validated as a `--matrices` directory is.

@@ -123,6 +123,17 @@ impl Resolver {
         })
     }
 
+    /// An `O_PATH` handle on a directory, for the names in it (src/host/root/dirs.rs); none from pathrs's resolver.
+    pub(super) fn dir_handle(&self, host_path: &str) -> Result<OwnedFd, ReadError> {
+        let flags = OFlags::PATH | OFlags::DIRECTORY;
+        match self {
+            Resolver::Live => rustix::fs::open(host_path, flags | OFlags::CLOEXEC, Mode::empty()),
+            Resolver::InRoot(dir) => openat2(dir.as_fd(), host_path, flags, IN_ROOT),
+            Resolver::Emulated(_) => Err(Errno::NOSYS),
+        }
+        .map_err(|e| errno(host_path, e))
+    }
+
     /// The target of a link, as written.
     pub(super) fn readlink(&self, host_path: &str) -> Result<PathBuf, ReadError> {
         match self {
@@ -166,7 +177,7 @@ fn openat2(
     }
 }
 
-fn errno(host_path: &str, e: Errno) -> ReadError {
+pub(super) fn errno(host_path: &str, e: Errno) -> ReadError {
     ReadError::from_errno(host_path, Some(e.raw_os_error()), &std::io::Error::from(e))
 }
 
