@@ -23,6 +23,58 @@ pub struct Cli {
     pub command: Command,
 }
 
+impl Cli {
+    /// Parses this process's command line. `doctor` and `env`, the commands run at every login or on every node,
+    /// parse against their own flags only: building the whole command tree (every command's flags) took a tenth of
+    /// doctor's time. Anything else, and any command line with help, a version flag or an error, goes through the
+    /// whole tree, so every message is the one it always was (`quick_parse_agrees_with_the_whole_tree` checks the
+    /// two agree).
+    pub fn parse_args() -> Result<Cli, clap::Error> {
+        let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+        match Self::quick(&args) {
+            Some(cli) => Ok(cli),
+            None => Cli::try_parse_from(args),
+        }
+    }
+
+    /// `doctor ...` and `env ...` parsed against that command's flags and the global ones; `None` for anything the
+    /// whole tree must answer.
+    pub fn quick(args: &[std::ffi::OsString]) -> Option<Cli> {
+        use clap::FromArgMatches;
+        let sub = match args.get(1)?.to_str()? {
+            "doctor" => DoctorArgs::augment_args(clap::Command::new("doctor")),
+            "env" => EnvArgs::augment_args(clap::Command::new("env")),
+            _ => return None,
+        };
+        let asks_for_text = args.iter().skip(2).any(|a| {
+            matches!(
+                a.to_str(),
+                Some("-h" | "--help" | "-V" | "--version" | "help")
+            )
+        });
+        if asks_for_text {
+            return None;
+        }
+        let mut matches = clap::Command::new("rocmenv")
+            .arg(matrices_arg())
+            .subcommand(sub)
+            .try_get_matches_from(args)
+            .ok()?;
+        Cli::from_arg_matches_mut(&mut matches).ok()
+    }
+}
+
+/// `--matrices` as the derive above makes it (a test compares the two).
+fn matrices_arg() -> clap::Arg {
+    clap::Arg::new("matrices")
+        .long("matrices")
+        .global(true)
+        .env("ROCMENV_MATRICES")
+        .value_name("DIR")
+        .value_parser(clap::value_parser!(PathBuf))
+        .action(clap::ArgAction::Set)
+}
+
 /// The commands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
@@ -752,6 +804,75 @@ mod tests {
     fn the_command_tree_is_consistent() {
         use clap::CommandFactory;
         super::Cli::command().debug_assert();
+    }
+
+    /// The quick parse of `doctor` and `env` gives what the whole tree gives, or leaves the line to it.
+    #[test]
+    fn quick_parse_agrees_with_the_whole_tree() {
+        use super::Cli;
+        use clap::{CommandFactory, Parser};
+        let lines: &[&[&str]] = &[
+            &["doctor"],
+            &["doctor", "--json"],
+            &["doctor", "--json", "--sysroot", "/tmp/x", "--strict"],
+            &[
+                "doctor",
+                "--matrices",
+                "/m",
+                "--deep",
+                "--tool-timeout",
+                "3",
+            ],
+            &["doctor", "--only", "gpus", "--expect-gpus", "8"],
+            &["doctor", "--target", "rocm-6.2"],
+            &["env"],
+            &["env", "--format", "json", "--gfx", "gfx1100"],
+            &[
+                "env",
+                "--sysroot",
+                "/tmp/x",
+                "--explain",
+                "--matrices",
+                "/m",
+            ],
+        ];
+        for line in lines {
+            let args: Vec<std::ffi::OsString> = std::iter::once("rocmenv")
+                .chain(line.iter().copied())
+                .map(Into::into)
+                .collect();
+            let whole = Cli::try_parse_from(&args).unwrap_or_else(|e| panic!("{line:?}: {e}"));
+            let quick = Cli::quick(&args).unwrap_or_else(|| panic!("{line:?}: not parsed quickly"));
+            assert_eq!(format!("{whole:?}"), format!("{quick:?}"), "{line:?}");
+        }
+        // Errors, help and versions are the whole tree's.
+        for line in [
+            &["doctor", "--bogus"][..],
+            &["doctor", "--help"],
+            &["env", "-h"],
+            &["doctor", "-V"],
+            &["env", "--format", "nope"],
+            &["doctr"],
+            &["doctor", "--only", "gpus", "--only", "kernel"],
+            &["--matrices", "/m", "doctor"],
+        ] {
+            let args: Vec<std::ffi::OsString> = std::iter::once("rocmenv")
+                .chain(line.iter().copied())
+                .map(Into::into)
+                .collect();
+            assert!(Cli::quick(&args).is_none(), "{line:?}");
+        }
+        let derived = Cli::command();
+        let derived = derived
+            .get_arguments()
+            .find(|a| a.get_id() == "matrices")
+            .expect("the derive has --matrices");
+        // The help text is the derive's alone (the quick parse never prints help).
+        let shown =
+            |a: &clap::Arg| format!("{:?}", a.clone().help(None::<&str>).long_help(None::<&str>));
+        let quick = clap::Command::new("rocmenv").arg(super::matrices_arg());
+        let quick = quick.get_arguments().next().expect("one argument");
+        assert_eq!(shown(derived), shown(quick));
     }
 }
 

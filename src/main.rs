@@ -1,6 +1,5 @@
 //! The `rocmenv` binary: parse arguments, dispatch to the command, map the error to an exit code.
 
-use clap::Parser;
 use rocmenv::cli::{usage_exit_code, Cli};
 
 /// The first 4 MiB of allocations from huge pages (src/arena.rs says why).
@@ -8,7 +7,7 @@ use rocmenv::cli::{usage_exit_code, Cli};
 static ALLOC: rocmenv::arena::Arena = rocmenv::arena::Arena::new();
 
 fn main() {
-    let cli = match Cli::try_parse() {
+    let cli = match Cli::parse_args() {
         Ok(c) => c,
         Err(e) => {
             let args: Vec<String> = std::env::args().skip(1).collect();
