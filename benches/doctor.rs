@@ -1,5 +1,5 @@
 //! `doctor` end to end, in-process, on the 8-GPU fixture (target: 3 ms on a 2-core machine), the host probe of that
-//! tree alone (the reads through `HostRoot`), and the matrix loads.
+//! tree alone (the reads through `HostRoot`), and the matrix loads (every built-in file, and rocm.yaml alone).
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use rocmenv::ops::doctor::{build_report, DoctorOptions};
@@ -37,8 +37,21 @@ fn probe_8_gpus(c: &mut Criterion) {
 }
 
 fn matrices_load(c: &mut Criterion) {
-    c.bench_function("embedded matrices: the JSON build.rs made", |b| {
-        b.iter(|| rocmenv::matrix::Matrices::embedded().expect("valid"))
+    // The built-in files are parsed when first read (`matrix::Part`): each file is read here, so each is parsed.
+    c.bench_function(
+        "embedded matrices: the JSON build.rs made, every file",
+        |b| {
+            b.iter(|| {
+                let m = rocmenv::matrix::Matrices::embedded().expect("valid");
+                std::hint::black_box((&*m.rocm, &*m.cuda, &*m.ngc, &*m.gpus, &*m.firmware));
+            })
+        },
+    );
+    c.bench_function("embedded matrices: rocm.yaml's JSON alone", |b| {
+        b.iter(|| {
+            let m = rocmenv::matrix::Matrices::embedded().expect("valid");
+            std::hint::black_box(&*m.rocm);
+        })
     });
     c.bench_function(
         "embedded matrices: YAML parse + validate (as --matrices DIR)",

@@ -170,8 +170,18 @@ impl Serialize for GfxTarget {
 
 impl<'de> Deserialize<'de> for GfxTarget {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let s = String::deserialize(d)?;
-        s.parse().map_err(serde::de::Error::custom)
+        // A visitor, so the name is parsed where it lies in the input (no String for each of the matrices' targets).
+        struct Name;
+        impl serde::de::Visitor<'_> for Name {
+            type Value = GfxTarget;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a gfx target such as gfx90a or gfx1100")
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<GfxTarget, E> {
+                v.parse().map_err(E::custom)
+            }
+        }
+        d.deserialize_str(Name)
     }
 }
 

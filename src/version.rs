@@ -106,24 +106,36 @@ impl<'de> Deserialize<'de> for Version {
     }
 }
 
-/// Accepts a YAML string or number (`6.2` unquoted is a float to YAML) as version text.
+/// Accepts a YAML string or number (`6.2` unquoted is a float to YAML) as version text. A visitor, not an untagged
+/// enum: serde buffers an untagged value before trying each variant, and the matrices hold hundreds of versions.
 pub(crate) fn version_text<'de, D: Deserializer<'de>>(d: D) -> Result<String, D::Error> {
-    #[derive(Deserialize)]
-    #[serde(untagged)]
-    enum Raw {
-        S(String),
-        U(u64),
-        F(f64),
-    }
-    Ok(match Raw::deserialize(d)? {
-        Raw::S(s) => s,
-        Raw::U(u) => u.to_string(),
-        Raw::F(f) => {
-            return Err(serde::de::Error::custom(format!(
+    struct Text;
+    impl serde::de::Visitor<'_> for Text {
+        type Value = String;
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("a version (a string such as \"6.2.0\")")
+        }
+        fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<String, E> {
+            Ok(v.to_string())
+        }
+        fn visit_string<E: serde::de::Error>(self, v: String) -> Result<String, E> {
+            Ok(v)
+        }
+        fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<String, E> {
+            Ok(v.to_string())
+        }
+        fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<String, E> {
+            u64::try_from(v)
+                .map(|u| u.to_string())
+                .map_err(|_| E::invalid_value(serde::de::Unexpected::Signed(v), &self))
+        }
+        fn visit_f64<E: serde::de::Error>(self, f: f64) -> Result<String, E> {
+            Err(E::custom(format!(
                 "version {f} must be quoted (YAML reads an unquoted 6.10 as 6.1)"
             )))
         }
-    })
+    }
+    d.deserialize_any(Text)
 }
 
 /// An NVIDIA driver version such as `550.54.15` or `565.57.01`: compared part by part as numbers.
@@ -256,6 +268,27 @@ impl<V> Serialize for Reported<V> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A version in a matrix file: a string, or a whole number; a decimal is refused with the reason; anything else
+    /// names what a version is.
+    #[test]
+    fn versions_read_from_yaml_as_strings_or_whole_numbers() {
+        let v = |y: &str| serde_yaml_ng::from_str::<Version>(y).map(|v| v.to_string());
+        assert_eq!(v("\"6.2.0\"").unwrap(), "6.2.0");
+        assert_eq!(v("6.2.0").unwrap(), "6.2.0");
+        assert_eq!(v("7").unwrap(), "7.0.0");
+        let e = v("6.10").unwrap_err().to_string();
+        assert!(e.contains("version 6.1 must be quoted"), "{e}");
+        let e = v("true").unwrap_err().to_string();
+        assert!(e.contains("expected a version"), "{e}");
+        assert!(v("-1").is_err());
+        assert_eq!(
+            serde_json::from_str::<Version>("\"6.2.0\"")
+                .unwrap()
+                .to_string(),
+            "6.2.0"
+        );
+    }
 
     #[test]
     fn short_versions_are_padded() {
