@@ -11,8 +11,9 @@
 //! freed or resized at the top of the region is given back or resized in place; any other block freed inside the
 //! region stays allocated until the process exits, so at most the region's size is ever wasted. Once the region is
 //! full, and for any allocation on a kernel without the region (mmap refused), the system allocator answers; a
-//! block is returned to whichever allocator gave it, by its address. Where the kernel has transparent huge pages
-//! off, the region still works, faulting 4 KiB pages as glibc's heap would.
+//! block is returned to whichever allocator gave it, by its address. Where the kernel offers no transparent huge
+//! pages (`/sys/kernel/mm/transparent_hugepage/enabled` missing or `[never]`, as some database and HPC hosts set it)
+//! there is no region: its 4 KiB pages would fault as glibc's do, without glibc's reuse of freed blocks.
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
@@ -35,15 +36,29 @@ pub struct Arena {
     end: AtomicUsize,
     /// The next free byte.
     next: AtomicUsize,
+    /// Whether the region is made only where the kernel offers transparent huge pages (the binary's); tests make it
+    /// wherever they run.
+    needs_huge_pages: bool,
 }
 
 impl Arena {
+    /// The binary's: a region where the kernel offers transparent huge pages, the system allocator alone elsewhere.
     pub const fn new() -> Self {
         Arena {
             state: AtomicU8::new(UNSET),
             start: AtomicUsize::new(0),
             end: AtomicUsize::new(0),
             next: AtomicUsize::new(0),
+            needs_huge_pages: true,
+        }
+    }
+
+    /// A region whatever the kernel offers (for the tests of the region itself).
+    #[cfg(test)]
+    const fn always() -> Self {
+        Arena {
+            needs_huge_pages: false,
+            ..Self::new()
         }
     }
 
@@ -72,7 +87,11 @@ impl Arena {
                 {
                     return self.state.load(Ordering::Acquire) == READY;
                 }
-                let got = map_region();
+                let got = if self.needs_huge_pages && !huge_pages_offered() {
+                    None
+                } else {
+                    map_region()
+                };
                 if let Some(start) = got {
                     self.start.store(start, Ordering::Relaxed);
                     self.next.store(start, Ordering::Relaxed);
@@ -138,6 +157,32 @@ impl Default for Arena {
     }
 }
 
+/// Whether the kernel gives transparent huge pages to a region advised for them: its `enabled` setting names
+/// `[always]` or `[madvise]`. Read with a stack buffer: this runs inside the first allocation.
+fn huge_pages_offered() -> bool {
+    let path = c"/sys/kernel/mm/transparent_hugepage/enabled";
+    // SAFETY: a NUL-terminated path; the descriptor is closed below.
+    let fd = unsafe { libc::open(path.as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC) };
+    if fd < 0 {
+        return false;
+    }
+    let mut buf = [0u8; 128];
+    // SAFETY: `buf` is writable for its length; `fd` is open.
+    let n = unsafe { libc::read(fd, buf.as_mut_ptr().cast(), buf.len()) };
+    // SAFETY: `fd` was opened above and is closed once.
+    unsafe { libc::close(fd) };
+    usize::try_from(n).is_ok_and(|n| thp_mode_allows_advice(&buf[..n]))
+}
+
+/// `always [madvise] never` → true; `always madvise [never]` → false.
+fn thp_mode_allows_advice(setting: &[u8]) -> bool {
+    let Some(open) = setting.iter().position(|&b| b == b'[') else {
+        return false;
+    };
+    let chosen = &setting[open + 1..];
+    chosen.starts_with(b"always]") || chosen.starts_with(b"madvise]")
+}
+
 /// `SIZE` bytes at a huge-page boundary, advised for huge pages; `None` where the kernel refuses the mapping.
 fn map_region() -> Option<usize> {
     // SAFETY: an anonymous private mapping at an address the kernel picks; nothing else refers to it.
@@ -156,8 +201,8 @@ fn map_region() -> Option<usize> {
     }
     let start = (base as usize + HUGE - 1) & !(HUGE - 1);
     // The unaligned slack at either end is never touched, so it costs no memory; it stays mapped (two munmap calls
-    // would cost more than they give back). The advice is a hint: refused (no THP in this kernel), the region
-    // still works with small pages.
+    // would cost more than they give back). Advice refused (a kernel without THP), the region still works with small
+    // pages.
     // SAFETY: [start, start + SIZE) lies inside the mapping made above.
     unsafe { libc::madvise(start as *mut libc::c_void, SIZE, libc::MADV_HUGEPAGE) };
     Some(start)
@@ -231,7 +276,7 @@ mod tests {
 
     #[test]
     fn blocks_are_aligned_distinct_and_the_top_one_comes_back() {
-        let a = Arena::new();
+        let a = Arena::always();
         unsafe {
             let p = a.alloc(layout(10, 1));
             let q = a.alloc(layout(64, 64));
@@ -259,7 +304,7 @@ mod tests {
 
     #[test]
     fn realloc_grows_the_top_block_in_place_and_copies_any_other() {
-        let a = Arena::new();
+        let a = Arena::always();
         unsafe {
             let p = a.alloc(layout(16, 8));
             for i in 0..16 {
@@ -282,7 +327,7 @@ mod tests {
 
     #[test]
     fn a_full_region_hands_over_to_the_system_allocator_and_takes_its_blocks_back() {
-        let a = Arena::new();
+        let a = Arena::always();
         unsafe {
             let big = a.alloc(layout(SIZE - 64, 8));
             assert!(a.contains(big));
@@ -306,7 +351,7 @@ mod tests {
 
     #[test]
     fn zeroed_blocks_are_zero_even_where_a_freed_block_was() {
-        let a = Arena::new();
+        let a = Arena::always();
         unsafe {
             let p = a.alloc(layout(256, 8));
             p.write_bytes(0xFF, 256);
@@ -318,8 +363,23 @@ mod tests {
     }
 
     #[test]
+    fn the_region_is_made_only_where_huge_pages_are_offered() {
+        assert!(thp_mode_allows_advice(b"always [madvise] never\n"));
+        assert!(thp_mode_allows_advice(b"[always] madvise never\n"));
+        assert!(!thp_mode_allows_advice(b"always madvise [never]\n"));
+        assert!(!thp_mode_allows_advice(b""));
+        // On this machine: a region exactly when the kernel offers huge pages.
+        let a = Arena::new();
+        unsafe {
+            let p = a.alloc(layout(64, 8));
+            assert_eq!(a.contains(p), huge_pages_offered());
+            a.dealloc(p, layout(64, 8));
+        }
+    }
+
+    #[test]
     fn threads_get_distinct_blocks() {
-        static A: Arena = Arena::new();
+        static A: Arena = Arena::always();
         let blocks: Vec<Vec<usize>> = std::thread::scope(|s| {
             let hs: Vec<_> = (0..4)
                 .map(|t| {
