@@ -62,13 +62,14 @@ impl Arena {
         }
     }
 
-    /// Whether the region is in use (for tests and the benchmark's note).
-    pub fn active(&self) -> bool {
+    /// Whether the region is in use.
+    fn active(&self) -> bool {
         self.state.load(Ordering::Acquire) == READY
     }
 
     /// The bytes handed out from the region so far (blocks freed at its top excluded).
-    pub fn used(&self) -> usize {
+    #[cfg(test)]
+    fn used(&self) -> usize {
         if !self.active() {
             return 0;
         }

@@ -39,7 +39,7 @@ impl Cli {
 
     /// `doctor ...` and `env ...` parsed against that command's flags and the global ones; `None` for anything the
     /// whole tree must answer.
-    pub fn quick(args: &[std::ffi::OsString]) -> Option<Cli> {
+    fn quick(args: &[std::ffi::OsString]) -> Option<Cli> {
         use clap::FromArgMatches;
         let sub = match args.get(1)?.to_str()? {
             "doctor" => DoctorArgs::augment_args(clap::Command::new("doctor")),

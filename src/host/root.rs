@@ -112,7 +112,7 @@ impl ReadError {
     }
 }
 
-/// `not_a_file` for a type `statat` gave.
+/// Why a file of this type is not opened for reading, or `None` for a regular file.
 fn not_a_file_type(t: rustix::fs::FileType) -> Option<&'static str> {
     use rustix::fs::FileType as T;
     match t {
@@ -125,21 +125,24 @@ fn not_a_file_type(t: rustix::fs::FileType) -> Option<&'static str> {
     }
 }
 
-/// Why a file of this type is not opened for reading, or `None` for a regular file.
+/// `not_a_file_type` for a type std's metadata gave: one list of reasons for both.
 fn not_a_file(t: fs::FileType) -> Option<&'static str> {
-    if t.is_file() {
-        None
+    use rustix::fs::FileType as T;
+    not_a_file_type(if t.is_file() {
+        T::RegularFile
     } else if t.is_dir() {
-        Some("is a directory, not a file")
+        T::Directory
     } else if t.is_fifo() {
-        Some("is a named pipe (FIFO), not a file: not opened, a read could block")
+        T::Fifo
     } else if t.is_socket() {
-        Some("is a socket, not a file: not opened")
-    } else if t.is_char_device() || t.is_block_device() {
-        Some("is a device node, not a file: not opened")
+        T::Socket
+    } else if t.is_char_device() {
+        T::CharacterDevice
+    } else if t.is_block_device() {
+        T::BlockDevice
     } else {
-        Some("is not a regular file: not opened")
-    }
+        T::Unknown
+    })
 }
 
 /// Reads at most `cap` bytes and says whether there was more. `size` is what the file's metadata says: on a disk a
