@@ -1,11 +1,19 @@
-//! The embedded matrices as JSON: parsing YAML costs most of doctor's start, so the build converts `matrices/*.yaml`
-//! once and the binary reads JSON. The YAML stays the source (and what `--matrices DIR` reads); the test
-//! `matrix::load::tests::embedded_json_is_the_validated_yaml` checks the two load to the same, validated matrices.
+//! What the build does once so that every start of the binary does less:
+//! - the embedded matrices as JSON: parsing YAML costs most of doctor's start, so the build converts
+//!   `matrices/*.yaml` once and the binary reads JSON. The YAML stays the source (and what `--matrices DIR` reads);
+//!   the test `matrix::load::tests::embedded_json_is_the_validated_yaml` checks the two load to the same, validated
+//!   matrices;
+//! - GCC's unwinder linked in rather than loaded (`static_unwinder`).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 fn main() {
     let out = std::env::var("OUT_DIR").expect("cargo sets OUT_DIR");
+    embed_matrices(&out);
+    static_unwinder(&out);
+}
+
+fn embed_matrices(out: &str) {
     println!("cargo:rerun-if-changed=matrices");
     for name in ["rocm", "cuda", "ngc", "gpus", "firmware"] {
         let src = Path::new("matrices").join(format!("{name}.yaml"));
@@ -16,7 +24,52 @@ fn main() {
         let value: serde_json::Value =
             serde_yaml_ng::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", src.display()));
         let json = serde_json::to_string(&value).expect("YAML values are JSON values");
-        std::fs::write(Path::new(&out).join(format!("{name}.json")), json)
+        std::fs::write(Path::new(out).join(format!("{name}.json")), json)
             .expect("OUT_DIR is writable");
+    }
+}
+
+/// Rust links GCC's unwinder as `-lgcc_s`, which on a glibc target is the shared `libgcc_s.so.1`: one more library
+/// for the dynamic loader to find, map and relocate at every start, whose constructor (`__cpu_indicator_init`) runs
+/// `cpuid`s that trap to the hypervisor on a VM. The same unwinder is in GCC's static `libgcc_eh.a`, what
+/// `gcc -static-libgcc` links; rustc has no such switch for glibc targets, so a directory holding that archive under
+/// the name `libgcc_s.a`, searched before the system's, makes the linker take it (docs/performance.md: with `pow`
+/// from the `libm` crate, src/main.rs, a doctor run 0.2 ms shorter). The unwinder is not exported: a C++ library
+/// loaded later (the HIP runtime) unwinds its own exceptions with its own libgcc_s, as before.
+///
+/// Only for linux-gnu without `crt-static` (which links libgcc_eh itself), and only where the C compiler names the
+/// archive; elsewhere the shared library, as before. `cfg(static_unwinder)` tells tests/startup.rs which it was.
+fn static_unwinder(out: &str) {
+    println!("cargo::rustc-check-cfg=cfg(static_unwinder)");
+    let var = |k: &str| std::env::var(k).unwrap_or_default();
+    if var("CARGO_CFG_TARGET_OS") != "linux"
+        || var("CARGO_CFG_TARGET_ENV") != "gnu"
+        || var("CARGO_CFG_TARGET_FEATURE")
+            .split(',')
+            .any(|f| f == "crt-static")
+    {
+        return;
+    }
+    let Ok(compiler) = cc::Build::new().cargo_metadata(false).try_get_compiler() else {
+        return;
+    };
+    let Ok(printed) = compiler
+        .to_command()
+        .arg("-print-file-name=libgcc_eh.a")
+        .output()
+    else {
+        return;
+    };
+    // A compiler that does not know the file prints its bare name back.
+    let archive = PathBuf::from(String::from_utf8_lossy(&printed.stdout).trim());
+    if !archive.is_absolute() || !archive.is_file() {
+        return;
+    }
+    let dir = Path::new(out).join("static-unwinder");
+    let copied = std::fs::create_dir_all(&dir)
+        .and_then(|()| std::fs::copy(&archive, dir.join("libgcc_s.a")));
+    if copied.is_ok() {
+        println!("cargo:rustc-link-search=native={}", dir.display());
+        println!("cargo:rustc-cfg=static_unwinder");
     }
 }

@@ -98,3 +98,28 @@ pub(crate) fn mib(bytes: usize) -> String {
         format!("{m:.2} MiB")
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The guard unwinds through the unwinder the build linked (build.rs, `static_unwinder`): a panic becomes the
+    /// probe's error, with its message, and the thread goes on.
+    #[test]
+    fn a_panicking_probe_is_an_error_probe() {
+        let p = guard("hip", "test".into(), || {
+            panic!("lazy loader: symbol missing")
+        });
+        assert_eq!(p.status, ProbeStatus::Error);
+        assert_eq!(
+            p.note.as_deref(),
+            Some("the probe panicked: lazy loader: symbol missing")
+        );
+        let n = 7;
+        assert_eq!(
+            catch(|| -> u32 { panic!("{n} calls") }),
+            Err("7 calls".to_string())
+        );
+        assert_eq!(catch(|| 3), Ok(3));
+    }
+}
