@@ -2,7 +2,7 @@
 //! - the embedded matrices as JSON: parsing YAML costs most of doctor's start, so the build converts
 //!   `matrices/*.yaml` once and the binary reads JSON. The YAML stays the source (and what `--matrices DIR` reads);
 //!   the test `matrix::load::tests::embedded_json_is_the_validated_yaml` checks the two load to the same, validated
-//!   matrices;
+//!   matrices; the fields of rocm.yaml a run mostly does not read stay JSON text until read (`defer`);
 //! - GCC's unwinder linked in rather than loaded (`static_unwinder`).
 
 use std::path::{Path, PathBuf};
@@ -21,12 +21,42 @@ fn embed_matrices(out: &str) {
         let text =
             std::fs::read_to_string(&src).unwrap_or_else(|e| panic!("{}: {e}", src.display()));
         // A file that is not YAML fails here; one that is YAML but not a valid matrix fails the test above.
-        let value: serde_json::Value =
+        let mut value: serde_json::Value =
             serde_yaml_ng::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", src.display()));
+        if name == "rocm" {
+            defer(&mut value, Path::new(out));
+        }
         let json = serde_json::to_string(&value).expect("YAML values are JSON values");
         std::fs::write(Path::new(out).join(format!("{name}.json")), json)
             .expect("OUT_DIR is writable");
     }
+}
+
+/// The fields of each rocm.yaml release that a doctor run reads for one release or none, kept as JSON until read
+/// (src/matrix/deferred.rs): each value goes into `rocm.deferred.json`, one after another, its span into
+/// `rocm.deferred.rs`, and the field holds the span's index.
+const DEFERRED: [&str; 5] = ["distros", "built", "pytorch", "images", "wheels"];
+
+fn defer(rocm: &mut serde_json::Value, out: &Path) {
+    let mut text = String::new();
+    let mut spans = Vec::new();
+    let releases = rocm.get_mut("releases").and_then(|r| r.as_array_mut());
+    for release in releases.into_iter().flatten() {
+        for key in DEFERRED {
+            if let Some(v) = release.get_mut(key) {
+                let start = text.len();
+                text.push_str(&serde_json::to_string(v).expect("a JSON value"));
+                spans.push(format!("({start}, {})", text.len()));
+                *v = serde_json::Value::from(spans.len() - 1);
+            }
+        }
+    }
+    std::fs::write(out.join("rocm.deferred.json"), text).expect("OUT_DIR is writable");
+    std::fs::write(
+        out.join("rocm.deferred.rs"),
+        format!("&[{}]", spans.join(", ")),
+    )
+    .expect("OUT_DIR is writable");
 }
 
 /// Rust links GCC's unwinder as `-lgcc_s`, which on a glibc target is the shared `libgcc_s.so.1`: one more library

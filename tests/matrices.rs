@@ -176,7 +176,7 @@ fn embedded_rocm_facts() {
         .distro("azurelinux", "3.0")
         .is_some());
 
-    assert_eq!(r62.pytorch, ["2.3", "2.2", "2.1", "2.0", "1.13"]);
+    assert_eq!(*r62.pytorch, ["2.3", "2.2", "2.1", "2.0", "1.13"]);
 }
 
 /// Issue 22: 6.1.5 ships the same rocBLAS (4.1.2) as 6.1.2, so it carries 6.1.2's `built:` lists; 6.2.4

@@ -60,7 +60,7 @@ const EMBEDDED_JSON: [(&str, &str); 5] = [
 ];
 
 fn from_json<T: DeserializeOwned>(name: &str, json: &str) -> Result<T, MatrixError> {
-    serde_json::from_str(json).map_err(|e| MatrixError {
+    super::deferred::while_built_in(|| serde_json::from_str(json)).map_err(|e| MatrixError {
         file: format!("embedded:{name}"),
         line: None,
         message: e.to_string(),
@@ -502,7 +502,7 @@ fn validate_rocm(f: &RocmFile, src: &(String, String)) -> Result<(), MatrixError
                 true,
             )?;
         }
-        if let Some(w) = &r.wheels {
+        if let Some(w) = r.wheels.as_ref() {
             check_wheels(src, &v.to_string(), w)?;
         }
         for b in &r.built {

@@ -1,5 +1,6 @@
 //! The compatibility matrices: YAML data embedded in the binary, replaceable with `--matrices DIR`.
 
+mod deferred;
 mod distro;
 mod firmware;
 mod gpu;
@@ -20,6 +21,7 @@ pub use query::*;
 pub use schema::*;
 pub use support::HostGpu;
 
+pub use deferred::Deferred;
 pub use load::Part;
 
 /// The matrices, loaded and validated. Each file is a [`Part`]: the built-in ones are parsed when first used, so a

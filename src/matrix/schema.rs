@@ -1,5 +1,6 @@
 //! The shapes of the four matrix files. Every struct refuses unknown keys.
 
+use super::deferred::Deferred;
 use crate::gfx::GfxTarget;
 use crate::version::{DriverVersion, Version};
 use serde::{Deserialize, Serialize};
@@ -181,7 +182,7 @@ pub struct RocmRelease {
     /// `production`, or `preview` for a technology preview (never a default or a series pick).
     pub status: ReleaseStatus,
     /// Supported distributions with their kernels.
-    pub distros: Vec<DistroSupport>,
+    pub distros: Deferred<Vec<DistroSupport>>,
     /// gfx targets and their status in this release.
     pub gfx: Vec<GfxSupport>,
     /// amdgpu kernel-driver (KMD) series this user space works with, e.g. `6.4` or `30.10` (a `.x` series when two parts).
@@ -196,16 +197,16 @@ pub struct RocmRelease {
     /// component (rocBLAS, the PyTorch wheel). A target every entry builds runs even if `gfx` does not list
     /// it (doctor warns). Empty: only `gfx` says what is built.
     #[serde(default)]
-    pub built: Vec<BuiltTargets>,
+    pub built: Deferred<Vec<BuiltTargets>>,
     /// PyTorch versions AMD supports on this release.
     #[serde(default)]
-    pub pytorch: Vec<String>,
+    pub pytorch: Deferred<Vec<String>>,
     /// Real `rocm/pytorch` image tags for this release.
     #[serde(default)]
-    pub images: Vec<RocmImage>,
+    pub images: Deferred<Vec<RocmImage>>,
     /// PyTorch as AMD publishes it for a Core SDK release: pip wheels from AMD's index, on a plain OS image.
     #[serde(default)]
-    pub wheels: Option<RocmWheels>,
+    pub wheels: Deferred<Option<RocmWheels>>,
     /// Free-form notes shown in findings.
     #[serde(default)]
     pub notes: Vec<String>,

@@ -348,7 +348,7 @@ fn rocm_images(r: &RocmRelease, out: &mut dyn Write) -> io::Result<()> {
             format!("rocm/pytorch:{}{mark}", img.tag),
         )?;
     }
-    if let Some(w) = &r.wheels {
+    if let Some(w) = r.wheels.as_ref() {
         let builds: Vec<String> = w
             .builds
             .iter()

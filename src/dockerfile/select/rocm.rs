@@ -283,7 +283,7 @@ fn candidates_newest_first(m: &Matrices) -> Vec<Candidate<'_>> {
             ubuntu: &i.ubuntu,
             python: &i.python,
         }));
-        if let Some(w) = &r.wheels {
+        if let Some(w) = r.wheels.as_ref() {
             all.extend(w.builds.iter().map(|b| Candidate {
                 release: r,
                 source: Source::Wheels(w, b),
