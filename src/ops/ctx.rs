@@ -78,7 +78,7 @@ impl Ctx {
         } = self;
         drop(engine);
         if let Some(Host { root, facts }) = host.into_inner() {
-            drop(root);
+            root.end_of_process();
             std::mem::forget(facts);
         }
         std::mem::forget(matrices);

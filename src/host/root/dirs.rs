@@ -98,7 +98,7 @@ impl Dirs {
             None if slots.len() >= MAX_DIRS => return None,
             None => {}
         }
-        let (slot, handle) = match resolver.dir_handle(dir) {
+        let (slot, handle) = match Self::open_in_parent(&slots, resolver, dir) {
             Ok(fd) => {
                 let fd = Arc::new(fd);
                 (Slot::Open(fd.clone()), Some(Handle::Open(fd)))
@@ -108,6 +108,32 @@ impl Dirs {
         };
         slots.insert(dir.to_string(), slot);
         handle
+    }
+
+    /// `dir` opened as one name in its parent's handle when that is kept (`fw_version` in a GPU's directory: one
+    /// name looked up, not the whole path); not there when its parent is not; else, and where the name is a link,
+    /// as the resolver opens it.
+    fn open_in_parent(
+        slots: &HashMap<String, Slot>,
+        resolver: &Resolver,
+        dir: &str,
+    ) -> Result<OwnedFd, ReadError> {
+        let Some((parent, name)) = split(dir) else {
+            return resolver.dir_handle(dir);
+        };
+        match slots.get(parent) {
+            Some(Slot::Open(fd)) => {
+                let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+                match rustix::fs::openat(&**fd, name, flags, Mode::empty()) {
+                    Ok(d) => Ok(d),
+                    Err(e @ Errno::NOENT) => Err(errno(dir, e)),
+                    // A link (ENOTDIR with O_NOFOLLOW), or another error: the resolver says.
+                    Err(_) => resolver.dir_handle(dir),
+                }
+            }
+            Some(Slot::Missing) => Err(errno(dir, Errno::NOENT)),
+            _ => resolver.dir_handle(dir),
+        }
     }
 
     /// The open handle of the directory of `host_path` and the name in it; `Err` with the answer where the directory
@@ -285,6 +311,31 @@ mod tests {
         assert_eq!(slot(&root, "/sys/gone"), "missing");
         assert!(root.read_value("/sys/gone/y").unwrap_err().is_missing());
         assert!(!root.exists("/sys/gone/x"));
+    }
+
+    /// A directory under a kept one is opened as one name in it; one that is a link is opened as the resolver
+    /// opens it (inside the tree); one under a missing directory is missing without a lookup.
+    #[test]
+    fn a_directory_under_a_kept_one_is_opened_in_it() {
+        let tmp = tempfile::tempdir().unwrap();
+        let t = tmp.path();
+        write(t, "/sys/d/a", "1\n");
+        write(t, "/sys/d/sub/b", "2\n");
+        write(t, "/etc/real/c", "3\n");
+        std::os::unix::fs::symlink("../../etc/real", t.join("sys/d/link")).unwrap();
+        let root = HostRoot::sysroot(t).unwrap();
+        assert_eq!(root.read_value("/sys/d/a").unwrap(), "1");
+        assert_eq!(root.read_value("/sys/d/sub/b").unwrap(), "2");
+        assert_eq!(slot(&root, "/sys/d/sub"), "open");
+        assert_eq!(root.read_value("/sys/d/link/c").unwrap(), "3");
+        assert_eq!(slot(&root, "/sys/d/link"), "open");
+        assert!(root.read_value("/sys/d/none/x").unwrap_err().is_missing());
+        assert_eq!(slot(&root, "/sys/d/none"), "missing");
+        assert!(root
+            .read_value("/sys/d/none/deeper/x")
+            .unwrap_err()
+            .is_missing());
+        assert_eq!(slot(&root, "/sys/d/none/deeper"), "missing");
     }
 
     /// Past `MAX_DIRS` directories the names are read by whole path, as before the cap.
