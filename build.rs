@@ -63,9 +63,9 @@ fn defer(rocm: &mut serde_json::Value, out: &Path) {
 /// for the dynamic loader to find, map and relocate at every start, whose constructor (`__cpu_indicator_init`) runs
 /// `cpuid`s that trap to the hypervisor on a VM. The same unwinder is in GCC's static `libgcc_eh.a`, what
 /// `gcc -static-libgcc` links; rustc has no such switch for glibc targets, so a directory holding that archive under
-/// the name `libgcc_s.a`, searched before the system's, makes the linker take it (docs/performance.md: with `pow`
-/// from the `libm` crate, src/main.rs, a doctor run 0.2 ms shorter). The unwinder is not exported: a C++ library
-/// loaded later (the HIP runtime) unwinds its own exceptions with its own libgcc_s, as before.
+/// the name `libgcc_s.a`, searched before the system's, makes the linker take it (docs/performance.md: a doctor run
+/// 0.14 to 0.19 ms shorter). The unwinder is not exported: a C++ library loaded later (the HIP runtime) unwinds its
+/// own exceptions with its own libgcc_s, as before.
 ///
 /// Only for linux-gnu without `crt-static` (which links libgcc_eh itself), and only where the C compiler names the
 /// archive; elsewhere the shared library, as before. `cfg(static_unwinder)` tells tests/startup.rs which it was.
