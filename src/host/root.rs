@@ -35,7 +35,7 @@ pub struct HostRoot {
     root: PathBuf,
     /// How paths resolve: as the kernel does for the live host, inside the tree (opened once) for a sysroot.
     resolver: Arc<Resolver>,
-    /// Handles of the `/sys` and `/proc` directories read more than once (src/host/root/dirs.rs).
+    /// Handles of the `/sys` and `/proc` directories read through (src/host/root/dirs.rs).
     dirs: Arc<Dirs>,
     /// Opt-in: every object a read touched (`rocmenv collect` archives exactly these).
     recorder: Option<Arc<Mutex<Recording>>>,

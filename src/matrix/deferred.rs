@@ -1,4 +1,4 @@
-//! Fields of the built-in rocm.yaml kept as JSON until first read.
+//! The built-in matrices kept as JSON until first read: each file (`Matrices`' fields), and some fields of rocm.yaml.
 //!
 //! Most of rocm.yaml is each release's distributions with their kernels, and its images, wheels and library
 //! targets; a doctor run reads the distributions of the one release it checks against and none of the rest, yet
@@ -38,12 +38,30 @@ pub(super) fn while_built_in<R>(parse: impl FnOnce() -> R) -> R {
     parse()
 }
 
-/// A field of a matrix record: its value, or (built in) the JSON text of it, parsed on first read. Reads through
-/// `Deref` as the value itself.
+/// A matrix file or field: its value, or (built in) its JSON text, parsed on first read. Reads through `Deref` as
+/// the value itself. The built-in text is what build.rs wrote from the YAML that
+/// `embedded_json_is_the_validated_yaml` validates in every test run, so it cannot fail to parse in a tested build;
+/// should it, that is a build defect, said as such.
 pub struct Deferred<T> {
-    value: OnceLock<T>,
-    json: Option<&'static str>,
+    /// Set once parsed (matrix::load's tests ask whether a file was).
+    pub(super) value: OnceLock<T>,
+    json: Option<Text<T>>,
 }
+
+/// Built-in JSON not parsed yet: what it is (`embedded:rocm.yaml`), the text, and how to parse it.
+struct Text<T> {
+    name: &'static str,
+    json: &'static str,
+    parse: fn(&'static str, &'static str) -> T,
+}
+
+impl<T> Clone for Text<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<T> Copy for Text<T> {}
 
 impl<T> Deferred<T> {
     /// A value parsed already.
@@ -53,6 +71,24 @@ impl<T> Deferred<T> {
             json: None,
         }
     }
+
+    /// Built-in JSON named `name`, parsed by `parse(name, json)` when first read.
+    pub(super) fn built_in(
+        name: &'static str,
+        json: &'static str,
+        parse: fn(&'static str, &'static str) -> T,
+    ) -> Self {
+        Deferred {
+            value: OnceLock::new(),
+            json: Some(Text { name, json, parse }),
+        }
+    }
+}
+
+/// How a deferred field of rocm.yaml is parsed when read.
+fn parse_field<T: DeserializeOwned>(name: &'static str, json: &'static str) -> T {
+    serde_json::from_str(json)
+        .unwrap_or_else(|e| panic!("rocmenv was built with a defective embedded {name} field: {e}"))
 }
 
 impl<T: Default> Default for Deferred<T> {
@@ -61,21 +97,18 @@ impl<T: Default> Default for Deferred<T> {
     }
 }
 
-impl<T: DeserializeOwned> std::ops::Deref for Deferred<T> {
+impl<T> std::ops::Deref for Deferred<T> {
     type Target = T;
 
     fn deref(&self) -> &T {
         self.value.get_or_init(|| {
-            let json = self.json.expect("a Deferred without a value has its JSON");
-            // The text is what build.rs wrote from the YAML that `embedded_json_is_the_validated_yaml` validates.
-            serde_json::from_str(json).unwrap_or_else(|e| {
-                panic!("rocmenv was built with a defective embedded rocm.yaml field: {e}")
-            })
+            let t = self.json.expect("a Deferred without a value has its JSON");
+            (t.parse)(t.name, t.json)
         })
     }
 }
 
-impl<T: DeserializeOwned> std::ops::DerefMut for Deferred<T> {
+impl<T> std::ops::DerefMut for Deferred<T> {
     fn deref_mut(&mut self) -> &mut T {
         let _ = std::ops::Deref::deref(self);
         self.value.get_mut().expect("parsed just above")
@@ -94,21 +127,18 @@ impl<'de, T: DeserializeOwned> Deserialize<'de> for Deferred<T> {
         let json = TEXT
             .get(start as usize..end as usize)
             .ok_or_else(|| D::Error::custom(format!("deferred value {at} is outside the text")))?;
-        Ok(Deferred {
-            value: OnceLock::new(),
-            json: Some(json),
-        })
+        Ok(Deferred::built_in("rocm.yaml", json, parse_field))
     }
 }
 
-impl<T: Serialize + DeserializeOwned> Serialize for Deferred<T> {
+impl<T: Serialize> Serialize for Deferred<T> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         (**self).serialize(s)
     }
 }
 
 /// `for d in &release.distros`, as over the value.
-impl<'a, T: DeserializeOwned> IntoIterator for &'a Deferred<T>
+impl<'a, T> IntoIterator for &'a Deferred<T>
 where
     &'a T: IntoIterator,
 {
@@ -129,7 +159,7 @@ impl<T: Clone> Clone for Deferred<T> {
     }
 }
 
-impl<T: std::fmt::Debug + DeserializeOwned> std::fmt::Debug for Deferred<T> {
+impl<T: std::fmt::Debug> std::fmt::Debug for Deferred<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         std::fmt::Debug::fmt(&**self, f)
     }
@@ -156,7 +186,7 @@ mod tests {
         let r: Record = while_built_in(|| serde_json::from_str(r#"{"id": 1, "list": 0}"#)).unwrap();
         assert_eq!(r.id, 1);
         assert!(r.list.value.get().is_none(), "not parsed before it is read");
-        assert_eq!(r.list.json, Some(text));
+        assert_eq!(r.list.json.map(|t| t.json), Some(text));
         assert!(!BUILT_IN.with(Cell::get), "the flag is reset");
         let r: Record = serde_json::from_str(r#"{"id": 2, "list": ["a", "b"]}"#).unwrap();
         assert_eq!(*r.list, vec!["a".to_string(), "b".to_string()]);

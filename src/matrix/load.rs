@@ -12,7 +12,6 @@ use include_dir::{include_dir, Dir};
 use serde::de::DeserializeOwned;
 use std::collections::BTreeSet;
 use std::path::Path;
-use std::sync::OnceLock;
 
 static EMBEDDED: Dir<'_> = include_dir!("$CARGO_MANIFEST_DIR/matrices");
 
@@ -73,11 +72,11 @@ impl Matrices {
     pub fn embedded() -> Result<Matrices, MatrixError> {
         let [rocm, cuda, ngc, gpus, firmware] = EMBEDDED_JSON;
         Ok(Matrices {
-            rocm: Part::embedded(rocm),
-            cuda: Part::embedded(cuda),
-            ngc: Part::embedded(ngc),
-            gpus: Part::embedded(gpus),
-            firmware: Part::embedded(firmware),
+            rocm: embedded(rocm),
+            cuda: embedded(cuda),
+            ngc: embedded(ngc),
+            gpus: embedded(gpus),
+            firmware: embedded(firmware),
             origin: "embedded".into(),
         })
     }
@@ -167,7 +166,7 @@ impl Matrices {
     ) -> Result<Matrices, MatrixError> {
         let firmware_file = match &firmware {
             Some(f) => Part::ready(parse::<FirmwareFile>(&f.0, &f.1)?),
-            None => Part::embedded(EMBEDDED_JSON[4]),
+            None => embedded(EMBEDDED_JSON[4]),
         };
         let mut m = Matrices {
             rocm: Part::ready(parse::<RocmFile>(&rocm.0, &rocm.1)?),
@@ -225,73 +224,18 @@ impl Settle for NgcFile {
 impl Settle for GpusFile {}
 impl Settle for FirmwareFile {}
 
-/// One matrix file: parsed already (from a `--matrices` directory, validated), or the built-in JSON, parsed on
-/// first use. The built-in JSON is the YAML that `embedded_json_is_the_validated_yaml` validates in every test run,
-/// so it cannot fail to parse in a tested build; should it, that is a build defect, said as such.
-pub struct Part<T> {
-    value: OnceLock<T>,
-    json: Option<(&'static str, &'static str)>,
-}
+/// One matrix file: parsed already (from a `--matrices` directory, validated), or the built-in JSON, parsed and
+/// settled on first use.
+pub type Part<T> = super::deferred::Deferred<T>;
 
-impl<T> Part<T> {
-    /// A file parsed (and validated) already.
-    pub fn ready(value: T) -> Self {
-        Part {
-            value: OnceLock::from(value),
-            json: None,
-        }
-    }
-
-    /// A built-in file, parsed when first read.
-    fn embedded(json: (&'static str, &'static str)) -> Self {
-        Part {
-            value: OnceLock::new(),
-            json: Some(json),
-        }
-    }
-}
-
-impl<T: DeserializeOwned + Settle> std::ops::Deref for Part<T> {
-    type Target = T;
-
-    fn deref(&self) -> &T {
-        self.value.get_or_init(|| {
-            let (name, json) = self.json.expect("a Part without a value has its JSON");
-            let mut v: T = from_json(name, json).unwrap_or_else(|e| {
-                panic!("rocmenv was built with a defective embedded matrix: {e}")
-            });
-            v.settle();
-            v
-        })
-    }
-}
-
-impl<T: DeserializeOwned + Settle> std::ops::DerefMut for Part<T> {
-    fn deref_mut(&mut self) -> &mut T {
-        let _ = std::ops::Deref::deref(self);
-        self.value.get_mut().expect("parsed just above")
-    }
-}
-
-impl<T: Clone> Clone for Part<T> {
-    fn clone(&self) -> Self {
-        Part {
-            value: self.value.clone(),
-            json: self.json,
-        }
-    }
-}
-
-impl<T: serde::Serialize + DeserializeOwned + Settle> serde::Serialize for Part<T> {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        (**self).serialize(s)
-    }
-}
-
-impl<T: std::fmt::Debug + DeserializeOwned + Settle> std::fmt::Debug for Part<T> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        std::fmt::Debug::fmt(&**self, f)
-    }
+/// The built-in file `json` (name, text), parsed when first read.
+fn embedded<T: DeserializeOwned + Settle>(json: (&'static str, &'static str)) -> Part<T> {
+    Part::built_in(json.0, json.1, |name, json| {
+        let mut v: T = from_json(name, json)
+            .unwrap_or_else(|e| panic!("rocmenv was built with a defective embedded matrix: {e}"));
+        v.settle();
+        v
+    })
 }
 
 fn parse<T: DeserializeOwned>(file: &str, text: &str) -> Result<T, MatrixError> {
