@@ -39,6 +39,37 @@ fn installed(dir: &Path, name: &str, from: &Path) -> PathBuf {
     to
 }
 
+/// How much of `link/hot-text.txt` this build placed first by exact name (build.rs `hot_text`): the rest of the list
+/// is placed by name without hash, where the names' hashes moved since the list was made (a compiler or dependency
+/// update, which `scripts/hot-text` follows).
+fn hot_text(bin: &Path) -> String {
+    use object::{Object, ObjectSection, ObjectSymbol};
+    let list = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/link/hot-text.txt"))
+        .unwrap_or_default();
+    let listed: std::collections::HashSet<&str> = list
+        .lines()
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .collect();
+    let bytes = std::fs::read(bin).expect("the binary reads");
+    let file = object::File::parse(&*bytes).expect("the binary is an object file");
+    let Some(hot) = file.section_by_name(".text.hot") else {
+        return "SKIP text order: this build has no .text.hot section (build.rs orders release builds linked by \
+                rustc 1.90's own lld on x86_64-unknown-linux-gnu only)"
+            .into();
+    };
+    let range = hot.address()..hot.address() + hot.size();
+    let placed = file
+        .symbols()
+        .filter(|s| range.contains(&s.address()))
+        .filter(|s| s.name().is_ok_and(|n| listed.contains(n)))
+        .count();
+    format!(
+        "text order: {placed} of the {} functions of link/hot-text.txt placed by exact name in .text.hot ({:.1} MB)",
+        listed.len(),
+        hot.size() as f64 / 1e6
+    )
+}
+
 fn median(mut v: Vec<Duration>) -> Duration {
     v.sort();
     v[v.len() / 2]
@@ -120,6 +151,7 @@ fn main() {
             times[i].push(time(&mut jobs[i].1()));
         }
     }
+    println!("{}", hot_text(bin));
     let medians: Vec<(String, Duration)> = jobs
         .iter()
         .zip(times)
