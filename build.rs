@@ -3,7 +3,7 @@
 //!   `matrices/*.yaml` once and the binary reads JSON. The YAML stays the source (and what `--matrices DIR` reads);
 //!   the test `matrix::load::tests::embedded_json_is_the_validated_yaml` checks the two load to the same, validated
 //!   matrices; the fields of rocm.yaml a run mostly does not read stay JSON text until read (`defer`);
-//! - GCC's unwinder linked in rather than loaded (`static_unwinder`);
+//! - GCC's unwinder linked in rather than loaded (`static_unwinder`), and `pow` (`local_pow`);
 //! - the functions a doctor run executes placed together at the start of the code (`hot_text`).
 
 use std::path::{Path, PathBuf};
@@ -15,6 +15,7 @@ fn main() {
     let out = std::env::var("OUT_DIR").expect("cargo sets OUT_DIR");
     embed_matrices(&out);
     static_unwinder(&out);
+    local_pow();
     hot_text(&out);
 }
 
@@ -106,6 +107,33 @@ fn static_unwinder(out: &str) {
     if copied.is_ok() {
         println!("cargo:rustc-link-search=native={}", dir.display());
         println!("cargo:rustc-cfg=static_unwinder");
+    }
+}
+
+/// The one function of glibc's libm the binary calls, `pow` (minijinja's `**`, tokio's scheduler statistics), defined
+/// in the binary: loading `libm.so.6` for it costs every start about 0.07 ms (a C program on the development VM: 0.68
+/// against 0.61 ms), where its relocation runs the resolvers of libm's CPU-specific functions. `link/pow.c` defines
+/// it hidden and calls the `libm` crate (src/lib.rs `rocmenv_libm_pow`); the linker (`--as-needed`) then drops
+/// libm.so.6. A Rust `#[no_mangle]` `pow` would be exported from the binary, and the HIP or CUDA runtime loaded later
+/// would call it instead of glibc's. Same conditions as `static_unwinder`; `cfg(local_pow)` says it was built.
+fn local_pow() {
+    println!("cargo::rustc-check-cfg=cfg(local_pow)");
+    println!("cargo:rerun-if-changed=link/pow.c");
+    let var = |k: &str| std::env::var(k).unwrap_or_default();
+    if var("CARGO_CFG_TARGET_OS") != "linux"
+        || var("CARGO_CFG_TARGET_ENV") != "gnu"
+        || var("CARGO_CFG_TARGET_FEATURE")
+            .split(',')
+            .any(|f| f == "crt-static")
+    {
+        return;
+    }
+    if cc::Build::new()
+        .file("link/pow.c")
+        .try_compile("rocmenv_pow")
+        .is_ok()
+    {
+        println!("cargo:rustc-cfg=local_pow");
     }
 }
 

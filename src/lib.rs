@@ -36,3 +36,13 @@ pub mod target;
 pub mod text;
 pub mod vendor;
 pub mod version;
+
+/// The arithmetic of the binary's `pow` (link/pow.c, build.rs `local_pow`), which spares every start loading
+/// glibc's libm.so.6: musl's implementation, from the `libm` crate. Exported under this name only (it interposes
+/// nothing); not an API.
+#[cfg(local_pow)]
+#[doc(hidden)]
+#[no_mangle]
+pub extern "C" fn rocmenv_libm_pow(x: f64, y: f64) -> f64 {
+    libm::pow(x, y)
+}
