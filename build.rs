@@ -77,13 +77,7 @@ fn defer(rocm: &mut serde_json::Value, out: &Path) {
 /// archive; elsewhere the shared library, as before. `cfg(static_unwinder)` tells tests/startup.rs which it was.
 fn static_unwinder(out: &str) {
     println!("cargo::rustc-check-cfg=cfg(static_unwinder)");
-    let var = |k: &str| std::env::var(k).unwrap_or_default();
-    if var("CARGO_CFG_TARGET_OS") != "linux"
-        || var("CARGO_CFG_TARGET_ENV") != "gnu"
-        || var("CARGO_CFG_TARGET_FEATURE")
-            .split(',')
-            .any(|f| f == "crt-static")
-    {
+    if !dynamic_glibc() {
         return;
     }
     let Ok(compiler) = cc::Build::new().cargo_metadata(false).try_get_compiler() else {
@@ -110,6 +104,16 @@ fn static_unwinder(out: &str) {
     }
 }
 
+/// A target linked against glibc's shared libraries: linux-gnu without `crt-static`.
+fn dynamic_glibc() -> bool {
+    let var = |k: &str| std::env::var(k).unwrap_or_default();
+    var("CARGO_CFG_TARGET_OS") == "linux"
+        && var("CARGO_CFG_TARGET_ENV") == "gnu"
+        && !var("CARGO_CFG_TARGET_FEATURE")
+            .split(',')
+            .any(|f| f == "crt-static")
+}
+
 /// The one function of glibc's libm the binary calls, `pow` (minijinja's `**`, tokio's scheduler statistics), defined
 /// in the binary: loading `libm.so.6` for it costs every start about 0.07 ms (a C program on the development VM: 0.68
 /// against 0.61 ms), where its relocation runs the resolvers of libm's CPU-specific functions. `link/pow.c` defines
@@ -119,13 +123,7 @@ fn static_unwinder(out: &str) {
 fn local_pow() {
     println!("cargo::rustc-check-cfg=cfg(local_pow)");
     println!("cargo:rerun-if-changed=link/pow.c");
-    let var = |k: &str| std::env::var(k).unwrap_or_default();
-    if var("CARGO_CFG_TARGET_OS") != "linux"
-        || var("CARGO_CFG_TARGET_ENV") != "gnu"
-        || var("CARGO_CFG_TARGET_FEATURE")
-            .split(',')
-            .any(|f| f == "crt-static")
-    {
+    if !dynamic_glibc() {
         return;
     }
     if cc::Build::new()
