@@ -6,6 +6,10 @@
 //! the same rounds, so a before and after compare on one machine under one load. Both are timed from copies in a
 //! temporary directory, as `cargo install` or a package puts a binary in place (see `installed`).
 
+#[path = "../link/script.rs"]
+#[allow(dead_code)] // the bench reads the list; the script is build.rs's
+mod script;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -46,10 +50,7 @@ fn hot_text(bin: &Path) -> String {
     use object::{Object, ObjectSection, ObjectSymbol};
     let list = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/link/hot-text.txt"))
         .unwrap_or_default();
-    let listed: std::collections::HashSet<&str> = list
-        .lines()
-        .filter(|l| !l.is_empty() && !l.starts_with('#'))
-        .collect();
+    let listed: std::collections::HashSet<&str> = script::listed(&list).into_iter().collect();
     let bytes = std::fs::read(bin).expect("the binary reads");
     let file = object::File::parse(&*bytes).expect("the binary is an object file");
     let Some(hot) = file.section_by_name(".text.hot") else {

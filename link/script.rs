@@ -1,20 +1,24 @@
 //! The linker script that places `link/hot-text.txt`'s functions first (build.rs `hot_text`; link/README.md). Shared
-//! by build.rs and tests/hot_text.rs.
+//! by build.rs, tests/hot_text.rs and benches/process.rs (which counts what a build placed).
 
-/// A script adding an output section `.text.hot` before `.text`, with each listed function's section taken first by
-/// its exact name, then, after every exact name, by its name without hash (`without_hash`). Lines that are empty,
-/// comments (`#`), or not a symbol name (anything but ASCII letters, digits, `_`, `$` and `.`, which could end a
-/// pattern or the script) are left out.
-pub fn linker_script(list: &str) -> String {
-    let names: Vec<&str> = list
-        .lines()
+/// The symbol names of `link/hot-text.txt`: its lines that are not empty, not comments (`#`), and only ASCII
+/// letters, digits, `_`, `$` and `.` (anything else could end a pattern or the script).
+pub fn listed(list: &str) -> Vec<&str> {
+    list.lines()
         .map(str::trim)
         .filter(|l| !l.is_empty() && !l.starts_with('#'))
         .filter(|l| {
             l.bytes()
                 .all(|b| b.is_ascii_alphanumeric() || b"_$.".contains(&b))
         })
-        .collect();
+        .collect()
+}
+
+/// A script adding an output section `.text.hot` before `.text`, with each listed function's section taken first by
+/// its exact name, then, after every exact name, by its name without hash (`without_hash`); of the list, only what
+/// `listed` keeps.
+pub fn linker_script(list: &str) -> String {
+    let names = listed(list);
     let mut script = String::from("SECTIONS {\n  .text.hot : {\n");
     let mut seen = std::collections::HashSet::new();
     let patterns = names

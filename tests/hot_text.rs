@@ -4,7 +4,7 @@
 #[path = "../link/script.rs"]
 mod script;
 
-use script::{linker_script, without_hash};
+use script::{linker_script, listed, without_hash};
 
 #[test]
 fn hashes_become_wildcards() {
@@ -77,13 +77,15 @@ fn a_line_that_is_not_a_symbol_cannot_reach_the_script() {
 fn the_checked_in_list_gives_a_script() {
     let list = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/link/hot-text.txt"))
         .expect("link/hot-text.txt (scripts/hot-text writes it)");
-    let names = list
+    let names = listed(&list).len();
+    assert!(names > 100, "{names} functions listed");
+    let script = linker_script(&list);
+    // Every line that is not a comment is a symbol name (none left out), and a doctor run's entry points are there.
+    let lines = list
         .lines()
         .filter(|l| !l.is_empty() && !l.starts_with('#'))
         .count();
-    assert!(names > 100, "{names} functions listed");
-    let script = linker_script(&list);
-    // Every listed name is a symbol name (none left out), and a doctor run's entry points are there.
+    assert_eq!(names, lines);
     assert!(script.matches("*(").count() >= names, "{script}");
     for f in [
         "_ZN7rocmenv4host5probe5probe17h",
